@@ -1,0 +1,43 @@
+"""The ``mem`` command: a Typer app whose commands are thin wrappers over the stages."""
+
+from __future__ import annotations
+
+import typer
+
+from mem import __version__
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"mem {__version__}")
+        raise typer.Exit()
+
+
+def build_app() -> typer.Typer:
+    """Assemble the app from each command module (explicitly: no registration at import time)."""
+    from mem.cli import core
+
+    app = typer.Typer(
+        name="mem",
+        help="Persistent memory for AI coding assistants: JSON Lines stages over one SQLite file.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    @app.callback()
+    def root(
+        version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version"),
+    ) -> None:
+        """Persistent memory for AI coding assistants: JSON Lines stages over one SQLite file."""
+
+    core.register(app)
+    return app
+
+
+app = build_app()
+
+
+def main() -> None:
+    app()

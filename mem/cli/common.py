@@ -1,0 +1,147 @@
+"""What every command shares: option types, opening the store, output, and error reporting."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, BinaryIO, TypeVar
+
+import typer
+
+from mem.errors import BadInput, Exit, MemError
+
+DbOption = Annotated[Path | None, typer.Option("--db", envvar="MEM_DB", help="Database file [default: $XDG_DATA_HOME/mem/mem.db]", show_default=False)]
+ScopeOption = Annotated[str | None, typer.Option("--scope", "-s", help="Scope (project); '*' for every scope [default: git repo name, else 'global']", show_default=False)]
+EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="minilm | hash | ollama:MODEL [default: the database's, else minilm]", show_default=False)]
+NowOption = Annotated[str | None, typer.Option("--now", help="Pretend the time is this ISO-8601 instant (env MEM_NOW)", show_default=False)]
+JsonOption = Annotated[bool, typer.Option("--json", help="JSON Lines even on a terminal")]
+FormatOption = Annotated[str | None, typer.Option("--format", "-f", help="table | jsonl [default: table on a terminal, else jsonl]", show_default=False)]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr")]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _stderr_is_tty() -> bool:
+    return sys.stderr.isatty()
+
+
+def report(error: MemError) -> None:
+    """One line on stderr: readable on a terminal, a JSON object otherwise."""
+    if _stderr_is_tty():
+        sys.stderr.write(f"mem: error: {error.message}\n")
+    else:
+        from mem.jsonl import dumps
+
+        sys.stderr.write(dumps(error.to_record()).decode("utf-8") + "\n")
+    sys.stderr.flush()
+
+
+def reports_errors(func: F) -> F:
+    """Turn MemError into its exit code with one stderr line; hide tracebacks unless MEM_DEBUG=1."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except MemError as error:
+            if os.environ.get("MEM_DEBUG") == "1":
+                raise
+            report(error)
+            raise typer.Exit(int(error.exit)) from None
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(0) from None
+        except KeyboardInterrupt:
+            raise typer.Exit(int(Exit.INTERRUPTED)) from None
+        except typer.Exit:
+            raise
+        except Exception as exc:  # a bug: say so in one line, keep the traceback for MEM_DEBUG
+            if os.environ.get("MEM_DEBUG") == "1":
+                raise
+            report(MemError(f"internal error: {type(exc).__name__}: {exc} (rerun with MEM_DEBUG=1 for a traceback)"))
+            raise typer.Exit(int(Exit.ERROR)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    # The reader went away (`mem search x | head -1`): point stdout at /dev/null so the
+    # interpreter's final flush does not raise a second BrokenPipeError.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+@contextmanager
+def open_context(db: Path | None, *, scope: str | None = None, embedder: str | None = None,
+                 now: str | None = None) -> Iterator[Any]:
+    """Settings resolved once, the store opened, both closed on the way out."""
+    from mem.config import resolve_settings
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    settings = resolve_settings(db=db, scope=scope, embedder=embedder, now=now)
+    with Store.open(settings.db_path) as store:
+        yield Context(store=store, settings=settings)
+
+
+def use_table(fmt: str | None, json_flag: bool) -> bool:
+    if json_flag:
+        return False
+    if fmt is None:
+        return sys.stdout.isatty()
+    if fmt not in ("table", "jsonl"):
+        raise BadInput(f"unknown format {fmt!r}: table or jsonl")
+    return fmt == "table"
+
+
+def emit(records: Iterable[Any], *, table: bool, columns: tuple[str, ...] = ()) -> int:
+    """Write records to stdout: JSON Lines, or a Rich table for people on a terminal."""
+    if not table:
+        from mem.jsonl import write_records
+
+        return write_records(records, sys.stdout.buffer)
+    rows = [r.to_record() if hasattr(r, "to_record") else r for r in records]
+    from mem.cli.tables import render
+
+    render(rows, columns)
+    return len(rows)
+
+
+def input_stream(path: str) -> BinaryIO:
+    """``-`` is stdin (only when asked: never read stdin implicitly); anything else a file."""
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise BadInput(f"no such file: {path}", path=path) from None
+    except IsADirectoryError:
+        raise BadInput(f"{path} is a folder, not a JSON Lines file", path=path) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror}", path=path) from None
+
+
+def time_option(value: str | None, name: str) -> str | None:
+    """A --since/--until value (ISO-8601) as the stored UTC form; BadInput names the flag."""
+    if value is None:
+        return None
+    from mem.enrich.dates import format_datetime, parse_datetime
+
+    try:
+        return format_datetime(parse_datetime(value))
+    except ValueError:
+        raise BadInput(f"--{name} {value!r} is not a date (use ISO-8601, e.g. 2026-11-01)") from None
+
+
+def split_csv(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for value in values or []:
+        out.extend(v.strip() for v in value.split(",") if v.strip())
+    return out

@@ -1,0 +1,107 @@
+"""Settings resolved once per command: flag > environment > config file > default."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from mem.errors import BadInput
+
+DEFAULT_EMBEDDER = "minilm"
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+
+
+def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
+    # Empty or relative XDG values count as unset (XDG Base Directory spec).
+    value = env.get(name, "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    return Path(env.get("HOME") or Path.home()) / fallback
+
+
+def default_db_path(env: Mapping[str, str]) -> Path:
+    return _xdg(env, "XDG_DATA_HOME", ".local/share") / "mem" / "mem.db"
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "mem" / "config.toml"
+
+
+def git_scope(start: Path) -> str | None:
+    """Name of the enclosing git repository (the folder holding ``.git``), or None."""
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder.name
+    return None
+
+
+def parse_now(value: str) -> datetime:
+    from mem.enrich.dates import parse_datetime
+
+    try:
+        return parse_datetime(value)
+    except ValueError as exc:
+        raise BadInput(f"cannot read time {value!r}: {exc}", field="now") from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    db_path: Path
+    embedder: str | None = None  # None: whatever the database is bound to, else DEFAULT_EMBEDDER
+    scope: str = "global"
+    ollama_host: str = DEFAULT_OLLAMA_HOST
+    llm: str = "qwen2.5:3b"
+    now_override: datetime | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+
+    def now(self) -> datetime:
+        """The clock every stage uses; ``--now``/``MEM_NOW`` pin it so tests can travel in time."""
+        return self.now_override or datetime.now(timezone.utc)
+
+    def section(self, name: str) -> Mapping[str, Any]:
+        value = self.config.get(name, {})
+        return value if isinstance(value, Mapping) else {}
+
+
+def load_config_file(env: Mapping[str, str]) -> dict[str, Any]:
+    path = config_path(env)
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        return {}
+    except (tomllib.TOMLDecodeError, OSError) as exc:
+        raise BadInput(f"cannot read config file {path}: {exc}", path=str(path)) from None
+
+
+def resolve_settings(
+    *,
+    db: str | os.PathLike[str] | None = None,
+    embedder: str | None = None,
+    scope: str | None = None,
+    now: str | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Settings:
+    """Build Settings from flags, then ``MEM_*`` variables, then config.toml, then defaults."""
+    env = os.environ if env is None else env
+    cfg = load_config_file(env)
+    db_value = db or env.get("MEM_DB") or cfg.get("db")
+    db_path = Path(db_value).expanduser() if db_value else default_db_path(env)
+    scope_value = scope or env.get("MEM_SCOPE") or cfg.get("scope")
+    if not scope_value:
+        scope_value = git_scope(cwd or Path.cwd()) or "global"
+    now_value = now or env.get("MEM_NOW")
+    return Settings(
+        db_path=db_path,
+        embedder=embedder or env.get("MEM_EMBEDDER") or cfg.get("embedder") or None,
+        scope=scope_value,
+        ollama_host=env.get("OLLAMA_HOST") or cfg.get("ollama_host") or DEFAULT_OLLAMA_HOST,
+        llm=env.get("MEM_LLM") or cfg.get("llm") or "qwen2.5:3b",
+        now_override=parse_now(now_value) if now_value else None,
+        config=cfg,
+    )

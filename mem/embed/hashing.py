@@ -1,0 +1,53 @@
+"""Feature-hashing embedder: instant and dependency-free, for tests and minimal installs.
+
+Words, word bigrams and character trigrams of each word are hashed into a signed vector, so
+"postgres" and "postgresql" share most features and paraphrases that share stems still meet.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from mem.text import STOPWORDS, tokens
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def _stem(word: str) -> str:
+    # Crude suffix folding, enough for "caching"/"cache"/"cached" to share a feature.
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+class HashEmbedder:
+    id = "hash:v1"
+    dim = 512
+
+    def _features(self, text: str) -> list[tuple[str, float]]:
+        words = [_stem(w) for w in tokens(text) if w not in STOPWORDS]
+        feats: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
+        feats += [("b:" + a + " " + b, 0.5) for a, b in zip(words, words[1:])]
+        for w in words:
+            padded = f"<{w}>"
+            feats += [("c:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2)]
+        return feats
+
+    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature, weight in self._features(text):
+                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+                bucket = int.from_bytes(digest[:4], "little") % self.dim
+                sign = 1.0 if digest[4] & 1 else -1.0
+                out[row, bucket] += sign * weight
+            norm = float(np.linalg.norm(out[row]))
+            if norm > 0:
+                out[row] /= norm
+        return out

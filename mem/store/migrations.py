@@ -1,0 +1,145 @@
+"""Numbered schema migrations, one transaction each, tracked by ``PRAGMA user_version``.
+
+Never edit a shipped migration: add the next number. The vec0 index is not created here because
+its width depends on the embedder; ``Store.bind_embedder`` creates it on first use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Connection = Any  # sqlean.Connection; kept loose so this module imports nothing heavy
+
+
+def run_script(conn: Connection, script: str) -> None:
+    """Execute each statement of ``script`` inside the caller's transaction.
+
+    ``executescript`` would COMMIT first, breaking the one-transaction-per-migration rule.
+    """
+    import sqlean
+
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        if line.strip().startswith("--"):
+            continue
+        buffer += line
+        if sqlean.complete_statement(buffer):
+            conn.execute(buffer)
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {buffer[:80]!r}")
+
+
+def m001_init(conn: Connection) -> None:
+    run_script(conn, 
+        """
+        CREATE TABLE memories (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            text TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'fact',
+            scope TEXT NOT NULL DEFAULT 'global',
+            tags TEXT NOT NULL DEFAULT '[]',
+            meta TEXT NOT NULL DEFAULT '{}',
+            source TEXT,
+            source_hash TEXT,
+            source_line INTEGER,
+            author TEXT,
+            created_at TEXT NOT NULL,
+            event_at TEXT,
+            valid_until TEXT,
+            updated_at TEXT NOT NULL,
+            last_accessed_at TEXT,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            layer INTEGER NOT NULL DEFAULT 3 CHECK (layer BETWEEN 1 AND 4),
+            pinned INTEGER NOT NULL DEFAULT 0,
+            confidence REAL NOT NULL DEFAULT 1.0,
+            verification TEXT NOT NULL DEFAULT 'unverified',
+            importance REAL NOT NULL DEFAULT 0.5,
+            surprise REAL NOT NULL DEFAULT 0.5,
+            status TEXT NOT NULL DEFAULT 'active',
+            superseded_by TEXT,
+            content_hash TEXT NOT NULL
+        );
+        CREATE INDEX memories_scope_hash ON memories(scope, content_hash);
+        CREATE INDEX memories_scope_created ON memories(scope, created_at);
+        CREATE INDEX memories_created ON memories(created_at);
+        CREATE INDEX memories_status ON memories(status);
+
+        CREATE VIRTUAL TABLE memory_fts USING fts5(
+            text, tags, content='memories', content_rowid='rowid', tokenize='porter unicode61'
+        );
+        -- Triggers fire on text/tags only, so access bumps never touch the index.
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memory_fts(rowid, text, tags) VALUES (new.rowid, new.text, new.tags);
+        END;
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memory_fts(memory_fts, rowid, text, tags) VALUES ('delete', old.rowid, old.text, old.tags);
+        END;
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF text, tags ON memories BEGIN
+            INSERT INTO memory_fts(memory_fts, rowid, text, tags) VALUES ('delete', old.rowid, old.text, old.tags);
+            INSERT INTO memory_fts(rowid, text, tags) VALUES (new.rowid, new.text, new.tags);
+        END;
+
+        CREATE TABLE vectors (
+            rowid INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+            f32 BLOB NOT NULL,
+            var BLOB
+        );
+
+        CREATE TABLE edges (
+            src TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            dst TEXT NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+            layer TEXT NOT NULL,
+            type TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            created_at TEXT NOT NULL,
+            origin TEXT NOT NULL DEFAULT 'auto',
+            PRIMARY KEY (src, dst, type)
+        ) WITHOUT ROWID;
+        CREATE INDEX edges_dst ON edges(dst, type);
+
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL DEFAULT 'concept',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            mention_count INTEGER NOT NULL DEFAULT 0,
+            first_seen TEXT,
+            last_seen TEXT
+        );
+        CREATE TABLE memory_entities (
+            memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            entity_id INTEGER NOT NULL REFERENCES entities(id) ON DELETE CASCADE,
+            PRIMARY KEY (memory_rowid, entity_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_entities_entity ON memory_entities(entity_id);
+
+        CREATE TABLE communities (
+            id INTEGER PRIMARY KEY,
+            scope TEXT NOT NULL,
+            centroid BLOB,
+            size INTEGER NOT NULL DEFAULT 0,
+            label TEXT,
+            updated_at TEXT
+        );
+
+        CREATE TABLE changelog (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            at TEXT NOT NULL,
+            op TEXT NOT NULL,
+            memory_id TEXT,
+            author TEXT,
+            payload TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX changelog_memory ON changelog(memory_id);
+
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [m001_init]
+LATEST = len(MIGRATIONS)

@@ -1,0 +1,38 @@
+"""The embedders themselves: the default ONNX model really loads and understands paraphrase."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mem.embed import get_embedder
+from tests.conftest import run_mem
+
+
+def test_hash_embedder_is_normalized_and_discriminative():
+    e = get_embedder("hash")
+    v = e.embed(["the cache layer uses redis", "redis caches the layer", "quarterly revenue grew"])
+    assert v.shape == (3, e.dim) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+@pytest.mark.slow
+def test_minilm_finds_paraphrase_end_to_end():
+    env = {"MEM_EMBEDDER": "minilm"}
+    texts = ["We chose Redis for the cache layer", "The team meets every Monday at ten",
+             "Production runs on Kubernetes in eu-west-1", "Bob is on vacation until March"]
+    for text in texts:
+        assert run_mem("add", text, env=env).code == 0
+    hits = run_mem("search", "which in-memory store do we use for caching?", "--channel", "semantic", env=env).records
+    assert hits[0]["text"] == "We chose Redis for the cache layer"
+    hits = run_mem("search", "where is prod deployed", "--channel", "semantic", env=env).records
+    assert hits[0]["text"] == "Production runs on Kubernetes in eu-west-1"
+    assert run_mem("stats", env=env).records[0]["embedder"] == "minilm:all-MiniLM-L6-v2-int8"
+
+
+@pytest.mark.slow
+def test_minilm_vectors():
+    e = get_embedder("minilm")
+    v = e.embed(["a cat sits on the mat", "a kitten is sitting on a rug", "the stock market fell"])
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    assert v[0] @ v[1] > 0.5 > v[0] @ v[2]
