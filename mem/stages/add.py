@@ -15,6 +15,7 @@ from mem import ids
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import KINDS, Memory, Outcome
+from mem.stages import link, supersede
 from mem.text import clean, content_hash
 
 if TYPE_CHECKING:
@@ -289,8 +290,12 @@ def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", option
                            reason=f"near duplicate (cosine {near[1]:.3f})")
     if not memory.id:
         memory.id = ids.uuid7(_unix_ms(memory.created_at))
-    store.insert_memory(memory, vector)
+    rowid = store.insert_memory(memory, vector)
+    superseded = supersede.check(ctx, rowid, memory)
+    link.after_insert(ctx, rowid, memory, vector)
     detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
+    if superseded:
+        detail["supersedes"] = superseded
     if draft.redacted:
         detail["redacted"] = draft.redacted
     return Outcome("added", id=memory.id, line=draft.line, detail=detail)

@@ -141,5 +141,13 @@ def m001_init(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [m001_init]
+def m002_graph(conn: Connection) -> None:
+    """Graph tables beyond m001 (owned by the knowledge-graph work)."""
+
+
+def m003_lifecycle(conn: Connection) -> None:
+    """Lifecycle state and consolidation log (owned by the lifecycle work)."""
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle]
 LATEST = len(MIGRATIONS)
