@@ -25,8 +25,8 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Callable  # not typing: keeps the import cheap
 from dataclasses import dataclass
-from collections.abc import Callable  # not typing: keeps import cheap
 
 __all__ = ["SecretFinding", "scan", "redact", "KINDS"]
 
@@ -49,9 +49,10 @@ class SecretFinding:
 # --------------------------------------------------------------------------
 
 # Values that are obviously stand-ins, not secrets: templating, env references,
-# masks, doc examples. Checked on every captured value (also makes redaction
-# idempotent: "[REDACTED:kind]" is itself a placeholder).
-# First characters of templating and references: <your-token>,
+# masks, doc examples. Checked on captured values; this also keeps redaction
+# stable, since "[REDACTED:kind]" is itself a placeholder.
+#
+# Leading characters of templating and references: <your-token>,
 # [REDACTED:kind], {{ var }}, (hidden), $VAR / ${VAR} / $(cmd), %VAR%, %(name)s,
 # YAML tags (!vault), @file.
 _PLACEHOLDER_OPEN = frozenset("<[{($%!@")
@@ -95,7 +96,7 @@ def _is_placeholder(value: str) -> bool:
 
 
 def _is_code(value: str) -> bool:
-    """True for values that reference a secret in code: ``os.environ[...]``, ``get_pw()``, ``user_password``."""
+    """True for references to a secret in code: ``os.environ[...]``, ``get_pw()``, ``user_password``."""
     return bool(
         _CALL_RE.match(value)
         or _PATH_RE.fullmatch(value)
@@ -165,6 +166,8 @@ Validator = Callable[[str], bool]
 
 @dataclass(frozen=True)
 class _Rule:
+    """A value-shaped rule. Every rule needs at least one hint, or it never runs."""
+
     kind: str
     pattern: re.Pattern[str]
     group: int = 0  # group holding the secret value; -1 = the last group that matched
@@ -333,7 +336,10 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "auth_header",
         # "Basic" is an English word; only trust it inside an Authorization header.
-        re.compile(r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"),
+        re.compile(
+            r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+"
+            r"([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])"
+        ),
         group=1,
         hints=("uthorization", "UTHORIZATION"),
         validate=_random_value,
@@ -463,14 +469,17 @@ def _scan_assignments(text: str, lowered: str) -> list[tuple[int, int, str]]:
             has_sym = any(c in _SYMBOLS for c in value)
             if len(value) < 6 or not (has_alpha and (has_digit or has_sym)):
                 continue
-        out.append((start, end, "password_assignment"))
+        out.append((start, end, "generic_secret" if word == "secret" else "password_assignment"))
     return out
 
 
 # Base64 images are long random-looking runs; never scan inside them.
 _DATA_URI_RE = re.compile(r"data:[\w.+\-]+/[\w.+\-]+;base64,[A-Za-z0-9+/=]+")
 
-#: Every kind :func:`scan` can report.
+#: Every kind :func:`scan` can report. ``password_assignment``: a password /
+#: passphrase key with a literal value. ``generic_secret``: a ``*secret`` key
+#: with a literal value, or a token / API-key key whose value passed the
+#: high-entropy test.
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in _RULES)) + (
     "password_assignment",
     "generic_secret",
@@ -532,7 +541,7 @@ def redact(text: str) -> tuple[str, list[str]]:
     """Mask every secret value as ``[REDACTED:<kind>]``.
 
     Returns the new text and the kind of each masked value (one entry per
-    value, in text order, repeats kept). Text around each value, including
+    value, in the order masked, repeats kept). Text around each value, including
     the key, is unchanged, and the result re-scans clean.
 
     >>> redact("export DB_PASSWORD=hunter22 && make deploy")
