@@ -15,7 +15,7 @@ def _version(value: bool) -> None:
 
 def build_app() -> typer.Typer:
     """Assemble the app from each command module (explicitly: no registration at import time)."""
-    from mem.cli import core
+    from mem.cli import core, serve
 
     app = typer.Typer(
         name="mem",
@@ -33,6 +33,15 @@ def build_app() -> typer.Typer:
         """Persistent memory for AI coding assistants: JSON Lines stages over one SQLite file."""
 
     core.register(app)
+    from mem.cli import lifecycle  # lifecycle (issue #4)
+    lifecycle.register(app)
+    from mem.cli import graph  # knowledge graph (issue #3)
+    graph.register(app)
+    serve.register(app)
+    from mem.cli import doctor, hook, shell  # shell ecosystem (issue #7)
+    shell.register(app)
+    hook.register(app)
+    doctor.register(app)
     return app
 
 

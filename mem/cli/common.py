@@ -12,14 +12,15 @@ from typing import Annotated, Any, BinaryIO, TypeVar
 
 import typer
 
+from mem.cli.complete import complete_embedders, complete_formats, complete_scopes
 from mem.errors import BadInput, Exit, MemError
 
 DbOption = Annotated[Path | None, typer.Option("--db", envvar="MEM_DB", help="Database file [default: $XDG_DATA_HOME/mem/mem.db]", show_default=False)]
-ScopeOption = Annotated[str | None, typer.Option("--scope", "-s", help="Scope (project); '*' for every scope [default: git repo name, else 'global']", show_default=False)]
-EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="minilm | hash | ollama:MODEL [default: the database's, else minilm]", show_default=False)]
+ScopeOption = Annotated[str | None, typer.Option("--scope", "-s", help="Scope (project); '*' for every scope [default: git repo name, else 'global']", show_default=False, autocompletion=complete_scopes)]
+EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="minilm | hash | ollama:MODEL [default: the database's, else minilm]", show_default=False, autocompletion=complete_embedders)]
 NowOption = Annotated[str | None, typer.Option("--now", help="Pretend the time is this ISO-8601 instant (env MEM_NOW)", show_default=False)]
 JsonOption = Annotated[bool, typer.Option("--json", help="JSON Lines even on a terminal")]
-FormatOption = Annotated[str | None, typer.Option("--format", "-f", help="table | jsonl [default: table on a terminal, else jsonl]", show_default=False)]
+FormatOption = Annotated[str | None, typer.Option("--format", "-f", help="table | jsonl [default: table on a terminal, else jsonl]", show_default=False, autocompletion=complete_formats)]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress or summary on stderr")]
 
 F = TypeVar("F", bound=Callable[..., Any])

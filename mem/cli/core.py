@@ -13,10 +13,11 @@ from mem.cli.common import (
     DbOption, EmbedderOption, FormatOption, JsonOption, NowOption, QuietOption, ScopeOption, emit, input_stream,
     open_context, reports_errors, split_csv, time_option, use_table,
 )
+from mem.cli.complete import complete_embedders, complete_ids, complete_kinds, complete_statuses, complete_tags
 from mem.errors import BadInput, Exit
 
-KindOption = Annotated[Optional[list[str]], typer.Option("--kind", help="Only these kinds (repeat or comma-separate)")]
-TagOption = Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Only memories with this tag (repeatable)")]
+KindOption = Annotated[Optional[list[str]], typer.Option("--kind", help="Only these kinds (repeat or comma-separate)", autocompletion=complete_kinds)]
+TagOption = Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Only memories with this tag (repeatable)", autocompletion=complete_tags)]
 SinceOption = Annotated[Optional[str], typer.Option("--since", help="Only memories from this time on (ISO-8601)")]
 UntilOption = Annotated[Optional[str], typer.Option("--until", help="Only memories before this time (ISO-8601)")]
 
@@ -38,7 +39,7 @@ def _json_object(value: str | None, flag: str) -> dict[str, Any] | None:
 @reports_errors
 def add(
     inputs: Annotated[list[str], typer.Argument(help="Text to remember; or '-' / a FILE of JSON Lines records", show_default=False)],
-    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="fact|decision|correction|preference|procedure|episode|identity|commitment|note [default: guessed]")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="fact|decision|correction|preference|procedure|episode|identity|commitment|note [default: guessed]", autocompletion=complete_kinds)] = None,
     tag: TagOption = None,
     source: Annotated[Optional[str], typer.Option("--source", help="File or URL the memory came from")] = None,
     source_line: Annotated[Optional[int], typer.Option("--source-line", min=1, help="Line in --source")] = None,
@@ -148,21 +149,27 @@ def _read_queries(base: dict[str, Any]) -> Any:
 
 @reports_errors
 def get(
-    ids: Annotated[list[str], typer.Argument(help="Memory ids or unique prefixes (4+ characters)")],
-    db: DbOption = None, json: JsonOption = False, fmt: FormatOption = None,
+    ids: Annotated[list[str], typer.Argument(help="Memory ids or unique prefixes (4+ characters)", autocompletion=complete_ids)],
+    explain: Annotated[bool, typer.Option("--explain", help="Add an 'explain' object: importance, activation, lifecycle")] = False,
+    db: DbOption = None, now: NowOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
     """Show memories by id (any unique prefix of 4+ characters)."""
     from mem.stages import memories
 
-    with open_context(db) as ctx:
-        emit(memories.get(ctx, ids), table=use_table(fmt, json))
+    with open_context(db, now=now) as ctx:
+        found = memories.get(ctx, ids)
+        if explain:
+            from mem.stages.lifecycle import explain as explain_memory
+
+            found = [{**m.to_record(), "explain": explain_memory(ctx, m)} for m in found]
+        emit(found, table=use_table(fmt, json))
 
 
 @reports_errors
 def list_(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many")] = 50,
     kind: KindOption = None, tag: TagOption = None, since: SinceOption = None, until: UntilOption = None,
-    status: Annotated[Optional[str], typer.Option("--status", help="active | cold | archived | all [default: active and cold]")] = None,
+    status: Annotated[Optional[str], typer.Option("--status", help="active | cold | archived | all [default: active and cold]", autocompletion=complete_statuses)] = None,
     db: DbOption = None, scope: ScopeOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
     """List memories, newest first."""
@@ -178,11 +185,11 @@ def list_(
 
 @reports_errors
 def update(
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="Memory id or unique prefix")],
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="Memory id or unique prefix", autocompletion=complete_ids)],
     text: Annotated[Optional[str], typer.Option("--text", help="New text (re-embedded)")] = None,
-    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="New kind")] = None,
-    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Add a tag (repeatable)")] = None,
-    untag: Annotated[Optional[list[str]], typer.Option("--untag", help="Remove a tag (repeatable)")] = None,
+    kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="New kind", autocompletion=complete_kinds)] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Add a tag (repeatable)", autocompletion=complete_tags)] = None,
+    untag: Annotated[Optional[list[str]], typer.Option("--untag", help="Remove a tag (repeatable)", autocompletion=complete_tags)] = None,
     layer: Annotated[Optional[int], typer.Option("--layer", min=1, max=4)] = None,
     pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Pin or unpin", show_default=False)] = None,
     meta: Annotated[Optional[str], typer.Option("--meta", help="JSON object merged into meta")] = None,
@@ -200,7 +207,7 @@ def update(
 
 @reports_errors
 def forget(
-    ids: Annotated[list[str], typer.Argument(help="Memory ids or unique prefixes")],
+    ids: Annotated[list[str], typer.Argument(help="Memory ids or unique prefixes", autocompletion=complete_ids)],
     purge: Annotated[bool, typer.Option("--purge", help="Delete for good instead of archiving")] = False,
     db: DbOption = None, now: NowOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -275,8 +282,13 @@ def import_(
 
     with input_stream(file) as stream:
         records = list(read_records(stream, source=file if file != "-" else "<stdin>"))
-    with open_context(db, embedder=embedder, now=now) as ctx:
-        outcomes = list(io.import_records(ctx, records, redact=redact))
+    from mem.cli.progress import progress
+
+    with open_context(db, embedder=embedder, now=now) as ctx, progress("import", len(records), quiet=quiet) as advance:
+        outcomes = []
+        for outcome in io.import_records(ctx, records, redact=redact):
+            outcomes.append(outcome)
+            advance(1)
     emit(outcomes, table=use_table(fmt, json))
     if not quiet:
         from collections import Counter
@@ -287,16 +299,19 @@ def import_(
 
 @reports_errors
 def reindex(
-    embedder: Annotated[Optional[str], typer.Option("--embedder", help="Re-embed with this embedder and bind the database to it")] = None,
-    db: DbOption = None, json: JsonOption = False, fmt: FormatOption = None,
+    embedder: Annotated[Optional[str], typer.Option("--embedder", help="Re-embed with this embedder and bind the database to it", autocompletion=complete_embedders)] = None,
+    db: DbOption = None, json: JsonOption = False, fmt: FormatOption = None, quiet: QuietOption = False,
 ) -> None:
     """Re-embed every memory (after changing embedders, or to repair the vector index)."""
+    from mem.cli.progress import progress
     from mem.config import DEFAULT_EMBEDDER
     from mem.stages import io
 
     with open_context(db) as ctx:
         name = embedder or ctx.settings.embedder or ctx.store.embedder_name() or DEFAULT_EMBEDDER
-        emit([io.reindex(ctx, name)], table=use_table(fmt, json))
+        with progress(f"reindex with {name}", None, quiet=quiet):
+            result = io.reindex(ctx, name)
+        emit([result], table=use_table(fmt, json))
 
 
 def register(app: typer.Typer) -> None:

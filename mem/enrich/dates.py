@@ -17,9 +17,12 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from datetime import date, datetime, timedelta, timezone, tzinfo
-from typing import Callable, Optional
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only for annotations
+    from collections.abc import Callable
 
 __all__ = [
     "EARLIEST",
@@ -46,6 +49,21 @@ class TimeWindow:
     start: datetime
     end: datetime
     surface: str
+
+
+class _Lazy:
+    """A regex compiled on first use, so importing this module (done for every CLI run, to parse
+    timestamps) does not pay for patterns only date resolution needs. After the first call the
+    bound methods sit in the instance dict: no indirection left on the hot path."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern, self.flags = pattern, flags
+
+    def __getattr__(self, name: str):
+        compiled = re.compile(self.pattern, self.flags)
+        for method in ("match", "search", "fullmatch", "finditer"):
+            setattr(self, method, getattr(compiled, method))
+        return getattr(compiled, name)
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,7 +191,9 @@ _ALTS: list[tuple[str, str, str]] = [
      rf"(?P<rel_u>weekend|week|month|year|decade|{_WD}|{_MON}|{_SEASON})(?![a-z])", "rel"),
     ("wkend", r"\bthe\s+weekend(?![a-z])", "the"),
     ("bmonth", rf"(?:\b{_QUAL.format('bm_q')}|{_AFTER_PREP})(?P<bm_m>{_MON})", "month qual the"),
-    ("bseason", rf"{_AFTER_PREP}(?:the\s+)?(?P<bs_s>{_SEASON})", "season the"),
+    # "in the summer", but not "in the summer of 2022" (that is the "sy" form, from "summer").
+    ("bseason", rf"{_AFTER_PREP}(?:the\s+)?(?P<bs_s>{_SEASON})(?!\s+(?:of\s+)?{_YEAR})",
+     "season the"),
     ("byear", rf"(?:\b{_QUAL.format('by_q')}|{_AFTER_PREP}|(?<=\byear\s))(?P<by_y>{_BARE_YEAR})"
      r"(?![%]|[.,:/-]\d)", "digit qual the"),
     ("decade", r"(?<![\w'])(?:the\s+)?(?P<dec4>(?:19|20)\d)0s(?![a-z])"
@@ -196,13 +216,13 @@ _STARTERS: dict[str, str] = {
 # Words that can start a date expression, found in the lower-cased text. Scanning only from these
 # keeps the big patterns off most positions (the difference between ~600 and ~30 us per text).
 # Digits inside "7.2", "5,000" or "1:56" never start a date (the "1" of "1:56 pm on 8 May" does).
-_CANDIDATE = re.compile(r"\b(?:(?<![.:])\d+(?![.,]\d)|(?:" + _trie(_STARTERS) + r")\b)|'(?=\d)")
-_CANDIDATE_ANYCASE = re.compile(_CANDIDATE.pattern, re.IGNORECASE)
+_CANDIDATE = _Lazy(r"\b(?:(?<![.:])\d+(?![.,]\d)|(?:" + _trie(_STARTERS) + r")\b|q(?=[1-4]\b))|'(?=\d)")
+_CANDIDATE_ANYCASE = _Lazy(_CANDIDATE.pattern, re.IGNORECASE)
 # Frequent starters only worth a full match when the next word can continue a date.
 _FOLLOW = {
-    "the": re.compile(rf"\s+(?:day|night|week|weekend|month|year|past|last|previous|following|next"
-                      rf"|prior|other|end|beginning|start|early|mid|late|\d|'|{_WD}|{_SEASON})", re.I),
-    "num": re.compile(rf"\s+(?:couple|few|of\s|{_UNIT})", re.I),
+    "the": _Lazy(rf"\s+(?:day|night|week|weekend|month|year|past|last|previous|following|next"
+                 rf"|prior|other|end|beginning|start|early|mid|late|\d|'|{_WD}|{_SEASON})", re.I),
+    "num": _Lazy(rf"\s+(?:couple|few|of\s|{_UNIT})", re.I),
 }
 
 
@@ -214,12 +234,12 @@ def _scanner(kind: str) -> re.Pattern:
 
 
 # Words right after a bare number that make it a quantity ("in 2048 bytes"), not a year.
-_QUANTITY_AFTER = re.compile(
+_QUANTITY_AFTER = _Lazy(
     r"\s*(?:%|percent|ms|s|secs?|seconds?|minutes?|hours?|days?|bytes?|kb|mb|gb|tokens?|rows?"
     r"|lines?|items?|users?|people|times|x|words?|chars?|characters?|records?|requests?|points?"
     r"|dollars?|usd|files?|tests?)(?![a-z])", re.IGNORECASE)
 # Anything in the text suggesting the future: bare weekdays then resolve forwards, not back.
-_FUTURE_HINT = re.compile(
+_FUTURE_HINT = _Lazy(
     r"\b(?:will|shall|gonna|going\s+to|plan(?:s|ning|ned)?\s+to|next|upcoming|tomorrow)\b|['’]ll\b",
     re.IGNORECASE)
 
@@ -231,7 +251,7 @@ _FUTURE_HINT = re.compile(
 _Span = tuple[datetime, datetime]
 
 
-def _at(d: date, tz: Optional[tzinfo], hour: int = 0) -> datetime:
+def _at(d: date, tz: tzinfo | None, hour: int = 0) -> datetime:
     """Local midnight (or ``hour`` o'clock, which may run past 24) of day ``d``."""
     if hour < 24:
         return datetime(d.year, d.month, d.day, hour, tzinfo=tz)
@@ -247,12 +267,12 @@ def _month_add(year: int, month: int, k: int) -> tuple[int, int]:
     return index // 12, index % 12 + 1
 
 
-def _month_span(year: int, month: int, tz: Optional[tzinfo]) -> _Span:
+def _month_span(year: int, month: int, tz: tzinfo | None) -> _Span:
     ny, nm = _month_add(year, month, 1)
     return _at(date(year, month, 1), tz), _at(date(ny, nm, 1), tz)
 
 
-def _months_span(year: int, month: int, count: int, tz: Optional[tzinfo]) -> _Span:
+def _months_span(year: int, month: int, count: int, tz: tzinfo | None) -> _Span:
     ey, em = _month_add(year, month, count)
     return _at(date(year, month, 1), tz), _at(date(ey, em, 1), tz)
 
@@ -318,7 +338,7 @@ def _offset_span(anchor: datetime, unit: str, count: tuple[int, int], sign: int)
 
 def _closest_year(month: int, day: int, today: date) -> int:
     """Year that puts a yearless month/day nearest the anchor (ties go to the past)."""
-    best: Optional[tuple[int, int]] = None
+    best: tuple[int, int] | None = None
     for year in (today.year - 1, today.year, today.year + 1):
         try:
             distance = abs((date(year, month, day) - today).days)
@@ -339,13 +359,13 @@ def _weekday_from(today: date, weekday: int, direction: int, allow_today: bool) 
     return today + timedelta(days=direction * delta)
 
 
-def _part_of_day(d: date, part: str, tz: Optional[tzinfo]) -> _Span:
+def _part_of_day(d: date, part: str, tz: tzinfo | None) -> _Span:
     first, last = _PARTS_OF_DAY[part]
     return _at(d, tz, first), _at(d, tz, last)
 
 
-def _sub_month(span: _Span, qualifier: Optional[str]) -> _Span:
-    """"early"/"mid"/"late" May: days 1-10, 11-20, 21-end; "end of"/"beginning of" likewise."""
+def _sub_month(span: _Span, qualifier: str | None) -> _Span:
+    """Part of a month: early/mid/late May are days 1-10, 11-20, 21-end (and "end of" = late)."""
     if not qualifier:
         return span
     q = qualifier.split()[0].lower()
@@ -357,15 +377,15 @@ def _sub_month(span: _Span, qualifier: Optional[str]) -> _Span:
     return start + timedelta(days=20), end
 
 
-def _sub_year(year: int, qualifier: Optional[str], tz: Optional[tzinfo]) -> _Span:
-    """"early 2023" is Jan-Apr, "mid" May-Aug, "late" Sep-Dec; "end of" Nov-Dec, "start of" Jan-Feb."""
+def _sub_year(year: int, qualifier: str | None, tz: tzinfo | None) -> _Span:
+    """Part of a year: early = Jan-Apr, mid = May-Aug, late = Sep-Dec, end of = Nov-Dec, start of = Jan-Feb."""
     q = qualifier.split()[0].lower() if qualifier else ""
     first, count = {"early": (1, 4), "mid": (5, 4), "late": (9, 4), "end": (11, 2),
                     "beginning": (1, 2), "start": (1, 2)}.get(q, (1, 12))
     return _months_span(year, first, count, tz)
 
 
-def _season_span(season: str, year: int, tz: Optional[tzinfo]) -> _Span:
+def _season_span(season: str, year: int, tz: tzinfo | None) -> _Span:
     month, count = _SEASONS[season.lower()]
     return _months_span(year, month, count, tz)
 
@@ -397,7 +417,7 @@ class _Ctx:
     def __init__(self, anchor: datetime, text: str) -> None:
         self.anchor = anchor
         self.text = text
-        self._future: Optional[bool] = None
+        self._future: bool | None = None
 
     @property
     def today(self) -> date:
@@ -420,7 +440,7 @@ def _month_ok(word: str, pinned: bool) -> bool:
     return pinned or _capitalised(word) or word.lower().rstrip(".") not in _AMBIGUOUS_MONTHS
 
 
-def _clock(m: re.Match, p: str) -> Optional[tuple[int, int]]:
+def _clock(m: re.Match, p: str) -> tuple[int, int] | None:
     if not m.group(p + "_hh"):
         return None
     hour, minute = int(m.group(p + "_hh")), int(m.group(p + "_mm"))
@@ -432,14 +452,14 @@ def _clock(m: re.Match, p: str) -> Optional[tuple[int, int]]:
     return hour, minute
 
 
-def _day_or_minute(d: date, clock: Optional[tuple[int, int]], tz: Optional[tzinfo]) -> _Span:
+def _day_or_minute(d: date, clock: tuple[int, int] | None, tz: tzinfo | None) -> _Span:
     if clock is None:
         return _at(d, tz), _at(d + timedelta(days=1), tz)
     start = datetime(d.year, d.month, d.day, clock[0], clock[1], tzinfo=tz)
     return start, start + timedelta(minutes=1)
 
 
-def _h_iso(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_iso(m: re.Match, c: _Ctx) -> _Span | None:
     year, month, tz = int(m["iso_y"]), int(m["iso_m"]), c.anchor.tzinfo
     if m["iso_d"] is None:
         return _month_span(year, month, tz)
@@ -449,7 +469,7 @@ def _h_iso(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _day_or_minute(date(year, month, int(m["iso_d"])), None, tz)
 
 
-def _h_us(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_us(m: re.Match, c: _Ctx) -> _Span | None:
     month, day, year = int(m["us_a"]), int(m["us_b"]), int(m["us_y"])
     if month > 12 >= day:  # "25/12/2023" can only be day-first
         month, day = day, month
@@ -458,7 +478,7 @@ def _h_us(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _day_or_minute(date(year, month, day), None, c.anchor.tzinfo)
 
 
-def _dated(c: _Ctx, m: re.Match, p: str) -> Optional[_Span]:
+def _dated(c: _Ctx, m: re.Match, p: str) -> _Span | None:
     """Shared by "8 May 2023" and "May 8th, 2023"."""
     month_word, year = m[p + "_m"], m[p + "_y"]
     if not _month_ok(month_word, pinned=bool(year)):
@@ -468,24 +488,24 @@ def _dated(c: _Ctx, m: re.Match, p: str) -> Optional[_Span]:
     return _day_or_minute(date(y, month, day), _clock(m, p), c.anchor.tzinfo)
 
 
-def _h_dmy(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_dmy(m: re.Match, c: _Ctx) -> _Span | None:
     return _dated(c, m, "dmy")
 
 
-def _h_mdy(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_mdy(m: re.Match, c: _Ctx) -> _Span | None:
     return _dated(c, m, "mdy")
 
 
-def _h_my(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_my(m: re.Match, c: _Ctx) -> _Span | None:
     month = _MONTHS[m["my_m"].lower().rstrip(".")]
     return _sub_month(_month_span(int(m["my_y"]), month, c.anchor.tzinfo), m["my_q"])
 
 
-def _h_qtr(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_qtr(m: re.Match, c: _Ctx) -> _Span | None:
     return _months_span(int(m["q_y"]), 3 * int(m["q_n"]) - 2, 3, c.anchor.tzinfo)
 
 
-def _h_sy(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_sy(m: re.Match, c: _Ctx) -> _Span | None:
     start, end = _season_span(m["sy_s"], int(m["sy_y"]), c.anchor.tzinfo)
     q = (m["sy_q"] or "").lower()
     if q:  # a season is three months: early/mid/late picks one of them
@@ -496,12 +516,12 @@ def _h_sy(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return start, end
 
 
-def _h_daybefore(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_daybefore(m: re.Match, c: _Ctx) -> _Span | None:
     days = -2 if m["db"].lower().startswith("before") else 2
     return _period("day", c.anchor + timedelta(days=days))
 
 
-def _h_named(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_named(m: re.Match, c: _Ctx) -> _Span | None:
     word = " ".join(m["nd"].lower().split())
     part, tz, today = (m["nd_part"] or "").lower(), c.anchor.tzinfo, c.today
     if word == "the other day":  # vaguely "within the past week", excluding today
@@ -516,17 +536,17 @@ def _h_named(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _part_of_day(d, part, tz) if part else _period("day", _at(d, tz))
 
 
-def _h_ago(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_ago(m: re.Match, c: _Ctx) -> _Span | None:
     return _offset_span(c.anchor, _unit(m["ago_u"]), _count(m["ago_n"]), -1)
 
 
-def _h_inn(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_inn(m: re.Match, c: _Ctx) -> _Span | None:
     n, u = (m["in_n"], m["in_u"]) if m["in_n"] else (m["fn_n"], m["fn_u"])
     return _offset_span(c.anchor, _unit(u), _count(n), +1)
 
 
-def _h_roll(m: re.Match, c: _Ctx) -> Optional[_Span]:
-    """"the past 3 days": from the start of the day 3 days back up to the end of today."""
+def _h_roll(m: re.Match, c: _Ctx) -> _Span | None:
+    """Rolling windows: "the past 3 days" runs from the start of the day 3 days back to the end of today."""
     n, u = (m["roll_n"], m["roll_u"]) if m["roll_u"] else (m["roll_n2"], m["roll_u2"])
     unit = _unit(u)
     count = _count(n)[1] if n else 1
@@ -534,7 +554,7 @@ def _h_roll(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _period(grain, _shift(c.anchor, unit, -count))[0], _period(grain, c.anchor)[1]
 
 
-def _h_rel(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_rel(m: re.Match, c: _Ctx) -> _Span | None:
     q = " ".join(m["rel_q"].lower().split())
     word = m["rel_u"]
     w = word.lower().rstrip(".")
@@ -564,14 +584,14 @@ def _h_rel(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _period(w, _shift(c.anchor, w, step))
 
 
-def _h_wkend(m: re.Match, c: _Ctx) -> Optional[_Span]:
-    """"the weekend": the one we are in, else the next one if the text is about plans, else the last."""
+def _h_wkend(m: re.Match, c: _Ctx) -> _Span | None:
+    """A bare "the weekend": the one we are in, else the next one if the text is about plans, else the last."""
     if c.today.weekday() >= 5:
         return _period("weekend", c.anchor)
     return _period("weekend", _shift(c.anchor, "week", 0 if c.future else -1))
 
 
-def _h_bmonth(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_bmonth(m: re.Match, c: _Ctx) -> _Span | None:
     word = m["bm_m"]
     if not _capitalised(word):
         return None
@@ -580,17 +600,17 @@ def _h_bmonth(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _sub_month(_month_span(year, month, c.anchor.tzinfo), m["bm_q"])
 
 
-def _h_bseason(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_bseason(m: re.Match, c: _Ctx) -> _Span | None:
     return _season_near(m["bs_s"], "this", c.anchor)
 
 
-def _h_byear(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_byear(m: re.Match, c: _Ctx) -> _Span | None:
     if _QUANTITY_AFTER.match(c.text, m.end()):
         return None
     return _sub_year(int(m["by_y"]), m["by_q"], c.anchor.tzinfo)
 
 
-def _h_decade(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_decade(m: re.Match, c: _Ctx) -> _Span | None:
     if m["dec4"]:
         first = int(m["dec4"]) * 10
     else:
@@ -599,14 +619,14 @@ def _h_decade(m: re.Match, c: _Ctx) -> Optional[_Span]:
     return _at(date(first, 1, 1), tz), _at(date(first + 10, 1, 1), tz)
 
 
-def _h_wd(m: re.Match, c: _Ctx) -> Optional[_Span]:
+def _h_wd(m: re.Match, c: _Ctx) -> _Span | None:
     """A bare "Friday": the last one (today included), or the next one when the text is about plans."""
     wd = _WEEKDAYS[m["wd_w"].lower()]
     d = _weekday_from(c.today, wd, +1 if c.future else -1, allow_today=True)
     return _period("day", _at(d, c.anchor.tzinfo))
 
 
-_HANDLERS: dict[str, Callable[[re.Match, _Ctx], Optional[_Span]]] = {
+_HANDLERS: dict[str, Callable[[re.Match, _Ctx], _Span | None]] = {
     "daybefore": _h_daybefore, "iso": _h_iso, "us": _h_us, "dmy": _h_dmy, "mdy": _h_mdy,
     "my": _h_my, "qtr": _h_qtr, "sy": _h_sy, "named": _h_named, "ago": _h_ago, "inn": _h_inn,
     "roll": _h_roll, "rel": _h_rel, "wkend": _h_wkend, "bmonth": _h_bmonth,
@@ -651,7 +671,7 @@ def _scan(text: str, anchor: datetime) -> list[tuple[int, int, datetime, datetim
         return []
     ctx = _Ctx(_aware(anchor), text)
     hits: list[tuple[int, int, datetime, datetime]] = []
-    pending: Optional[re.Match] = None  # a "the week before" waiting for the date after it
+    pending: re.Match | None = None  # a "the week before" waiting for the date after it
 
     def resolve_pending() -> None:
         # No date right after the reference: it is relative to the previous date, else the anchor.
@@ -727,7 +747,7 @@ def resolve_dates(text: str, anchor: datetime) -> list[TimeWindow]:
     return _to_windows(text, _scan(text, anchor))
 
 
-def event_at(text: str, anchor: datetime) -> Optional[datetime]:
+def event_at(text: str, anchor: datetime) -> datetime | None:
     """Start of the most specific (shortest) window in ``text``; earliest in the text on ties.
 
     >>> from datetime import datetime, timezone
@@ -744,10 +764,10 @@ def event_at(text: str, anchor: datetime) -> Optional[datetime]:
 
 
 # "before May", "since 2020": the word right in front of a window makes it open-ended.
-_OPEN_BEFORE = re.compile(
+_OPEN_BEFORE = _Lazy(
     r"\b(before|after|since|until|till|by|prior\s+to|earlier\s+than|later\s+than|between|from)"
     r"\s+(?:the\s+)?$", re.IGNORECASE)
-_RANGE_JOIN = re.compile(r"\s*(?:and|to|until|till|through|-|–)\s*$", re.IGNORECASE)
+_RANGE_JOIN = _Lazy(r"\s*(?:and|to|until|till|through|-|–)\s*$", re.IGNORECASE)
 
 
 def query_windows(query: str, now: datetime) -> list[TimeWindow]:
@@ -771,9 +791,10 @@ def query_windows(query: str, now: datetime) -> list[TimeWindow]:
             continue
         word = " ".join(m.group(1).lower().split())
         if word in ("between", "from") and i < len(hits) and _RANGE_JOIN.fullmatch(query, e, hits[i][0]):
-            e, we = hits[i][1], hits[i][3]  # "between X and Y", "from X to Y"
+            # "between X and Y", "from X to Y": both ends, in whichever order they were given.
+            span = (min(ws, hits[i][2]), max(we, hits[i][3]))
+            e = hits[i][1]
             i += 1
-            span = (ws, we)
         elif word in ("before", "prior to", "earlier than"):
             span = (EARLIEST, ws)
         elif word in ("after", "later than"):
@@ -788,7 +809,7 @@ def query_windows(query: str, now: datetime) -> list[TimeWindow]:
     return out
 
 
-_WHEN_QUESTION = re.compile(
+_WHEN_QUESTION = _Lazy(
     r"\bwhen\s+(?:did|was|were|is|are|will|does|do|has|have|had)\b"
     r"|\bwhat\s+(?:date|day|time|year|month|week|weekday)\b"
     r"|\bwhich\s+(?:date|day|year|month|week|weekday)\b"
@@ -814,18 +835,18 @@ def is_when_question(query: str) -> bool:
 # --------------------------------------------------------------------------------------------
 
 _ISO = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
+    r"(\d{4})-(\d{1,2})-(\d{1,2})(?:[Tt ](\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?"
     r"\s*(Z|z|UTC|[+-]\d{2}(?::?\d{2})?)?")
 _CLOCK = r"(?:(?P<hh>\d{1,2}):(?P<mm>\d{2})(?::(?P<ss>\d{2}))?\s*(?P<ap>[ap]\.?m\.?)?\s*(?:on\s+|,\s*)?)?"
 _HUMAN = [
-    re.compile(_CLOCK + rf"(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MON})\.?,?\s+(?P<y>\d{{4}})",
+    _Lazy(_CLOCK + rf"(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m>{_MON})\.?,?\s+(?P<y>\d{{4}})",
                re.IGNORECASE),
-    re.compile(_CLOCK + rf"(?P<m>{_MON})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})",
+    _Lazy(_CLOCK + rf"(?P<m>{_MON})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y>\d{{4}})",
                re.IGNORECASE),
 ]
 
 
-def _offset(text: Optional[str]) -> Optional[tzinfo]:
+def _offset(text: str | None) -> tzinfo | None:
     if not text:
         return None
     if text.upper() in ("Z", "UTC"):
@@ -836,7 +857,7 @@ def _offset(text: Optional[str]) -> Optional[tzinfo]:
     return timezone(sign * timedelta(hours=hours, minutes=minutes))
 
 
-def _parse_iso(value: str, default_tz: Optional[tzinfo]) -> datetime:
+def _parse_iso(value: str, default_tz: tzinfo | None) -> datetime:
     m = _ISO.fullmatch(value.strip())
     if not m:
         raise ValueError(value)

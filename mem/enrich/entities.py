@@ -40,7 +40,7 @@ clang llvm zsh powershell vim neovim emacs vscode intellij pycharm xcode tmux ss
 awk rsync cron systemd linux ubuntu debian fedora centos macos ios android python javascript
 typescript java kotlin scala go ruby php perl haskell erlang clojure lua ocaml fsharp csharp cpp
 zig deno node chrome firefox jira trello figma openai anthropic claude chatgpt copilot ollama
-huggingface onnx cuda wasm sqlean sqlite-vec docker-compose github-actions homebrew brew apt
+huggingface onnx cuda wasm kubectl sqlean sqlite-vec docker-compose github-actions homebrew brew apt
 make rust swift dotnet
 """
 _PACKAGES = """
@@ -76,14 +76,17 @@ load-balancer race-condition memory-leak pull-request merge-request rate-limit f
 unit-test integration-test connection-pool env-var dead-letter-queue circuit-breaker
 """
 # Known names that are also everyday words: only counted when capitalised mid-sentence
-# ("we chose Rust") or in backticks, never in lower case ("rust on the car", "make sure").
+# ("we chose Rust"), in capitals ("REST") or in backticks, never in lower case ("rust on the
+# car", "make sure", "a therapy session", "a social worker").
 _AMBIGUOUS = frozenset("""
 go rust swift make express next react angular black rich click requests hypothesis celery jest
 mocha rails spring bootstrap babel prettier cypress playwright selenium puppeteer hibernate
 transformers tokenizers airflow pillow ruby java apache
+rest rag mr pr ide cookie secret session worker branch commit thread token incident permission
+container bug timeout callback
 """.split())
 # Known names that are also first names: capitalised they are treated as names, not tools.
-_PERSONISH = frozenset({"ruby", "claude", "julia"})
+_PERSONISH = frozenset({"ruby", "julia"})
 
 KNOWN: dict[str, str] = {
     **{w: "tool" for w in _TOOLS.split()},
@@ -115,7 +118,7 @@ ALIASES: dict[str, str] = {
     "environment variable": "env var", "environment variables": "env var", "regexp": "regex",
     "regexes": "regex", "lb": "load balancer", "k/v": "key value", "ci/cd": "ci",
     "pull requests": "pull request", "merge requests": "merge request", "e2e tests": "e2e",
-    "end to end": "e2e", "end-to-end": "e2e", "llms": "llm", "large language model": "llm",
+    "end to end": "e2e", "utf-8": "utf8", "end-to-end": "e2e", "llms": "llm", "large language model": "llm",
 }
 
 # Everyday capitalised words that are never names on their own, wherever they stand.
@@ -228,15 +231,17 @@ _UNIT_AFTER = re.compile(
 # --------------------------------------------------------------------------------------------
 
 _SPACES = re.compile(r"\s+")
+_SPACES_OR_DASHES = re.compile(r"[\s-]+")
 _LEAD = " \t\r\n\"'`“”‘’([{<"
-_TRAIL = " \t\r\n\"'`“”‘’.,;:!?)]}>"
+_TRAIL_PUNCT = " \t\r\n\"'`“”‘’.,;:!?"
+_TRAIL = _TRAIL_PUNCT + ")]}>"
 _ACRONYM_PLURAL = re.compile(r"[A-Z]{2,}s")
 _VERSION = re.compile(r"v?\d+(?:\.\d+)+(?:[-+.]?[a-z]+\.?\d*)?|v\d+")
 _PLAIN = re.compile(r"[a-z]+")
 _IRREGULAR = {"caches": "cache", "aches": "ache", "headaches": "headache", "niches": "niche",
               "movies": "movie", "cookies": "cookie", "pies": "pie", "ties": "tie", "lies": "lie",
               "indices": "index", "matrices": "matrix", "vertices": "vertex", "children": "child",
-              "people": "person", "men": "man", "women": "woman", "data": "data"}
+              "people": "person", "men": "man", "women": "woman"}
 
 
 def _singular(word: str) -> str:
@@ -256,9 +261,14 @@ def _canonical_word(word: str) -> str:
     alias = ALIASES.get(word)
     if alias is not None:
         return alias
-    if word in KNOWN or not _PLAIN.fullmatch(word):
+    if word in KNOWN:
         return word
-    return _singular(word)
+    if "-" in word:  # "unit-tests" is the known "unit test"
+        parts = word.split("-")
+        for spaced in (" ".join(parts), " ".join(parts[:-1] + [_singular(parts[-1])])):
+            if spaced in KNOWN or spaced in ALIASES:
+                return ALIASES.get(spaced, spaced)
+    return _singular(word) if _PLAIN.fullmatch(word) else word
 
 
 _canonical_memo: dict[str, str] = {}
@@ -290,15 +300,13 @@ def canonical(name: str) -> str:
 
 
 def _canonical(name: str) -> str:
-    text = _SPACES.sub(" ", name).lstrip(_LEAD)
-    if text.endswith("()"):  # "get_user()" keeps its dot-free name, so strip before punctuation
+    text = _SPACES.sub(" ", name).lstrip(_LEAD).rstrip(_TRAIL_PUNCT)
+    if text.endswith("()"):  # "get_user()" and "get_user" are one function
         text = text[:-2]
     text = text.rstrip(_TRAIL)
     if _ACRONYM_PLURAL.fullmatch(text):  # "APIs", "IDs"
         text = text[:-1]
     text = text.lower()
-    if text.endswith("()"):
-        text = text[:-2]
     if text.endswith(("'s", "’s")):
         text = text[:-2]
     if not text:
@@ -399,9 +407,10 @@ def _build_scanner() -> re.Pattern:
             r"(?P<dq>[\"“](?=(?P<dq_in>[^\"“”\n]{1,60})[\"”]))",
             rf"(?P<multi>(?i:{_trie(multi)})(?![\w-]))" if multi else r"(?P<multi>(?!))",
             rf"(?P<known>{_trie(single)}(?![\w-]|\.\w))",
+            r"(?P<flag>--[A-Za-z][\w-]*)",
             # Everything below needs a capital, digit, inner dot or one of /_()@~*\ in the token:
             # one cheap look-ahead rules it out for the plain lower-case words that make up most text.
-            r"(?=[\w@*+~:\\-]*(?:[A-Z0-9À-Þ/_(@~*\\#]|\.\w))(?:" + "|".join([
+            r"(?=[\w@*+~:\\-]*(?:[A-Z0-9À-Þ/_(@~*\\#]|\.[\w/.]))(?:" + "|".join([
                 # Names first (most capitalised tokens are), guarded so "Node.js", "Foo()",
                 # "Jean-Luc" and "Src/x" fall through to the code-shaped alternatives below.
                 rf"(?P<cap>{_CAP}(?:[ ](?:{_CONNECTOR}[ ](?:the[ ])?)?{_CAP})*)",
@@ -415,12 +424,12 @@ def _build_scanner() -> re.Pattern:
                 r"|\d+\.\d+(?:\.\d+)*(?:-?(?:rc|alpha|beta|dev|post|pre)\.?\d*)?(?![\w]|\.\d))",
                 r"(?P<sha>(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w]))",
                 r"(?P<dotfile>\.[A-Za-z][\w.-]*)",
-                r"(?P<flag>--[A-Za-z][\w-]*)",
                 r"(?P<dotted>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?)",
                 r"(?P<call>[A-Za-z_]\w*\(\))",
                 r"(?P<snake>[A-Za-z_]\w*_\w*)",
-                r"(?P<mixed2>[a-z]+[A-Z]\w*|[A-Z]+[a-z0-9]*[A-Z]\w*|[A-Za-z]+\d\w*)(?![\w])",
                 r"(?P<hyph>[A-Z][a-z]*(?:-[A-Z][A-Za-z]*)+)(?![\w])",
+                # Hyphenated names with capitals or digits: "all-MiniLM-L6-v2", "gpt-4", "utf-8".
+                r"(?P<kebab>[A-Za-z][\w]*(?:-[\w]+)+)(?![\w])",
             ]) + ")",
         ])
         + ")",
@@ -498,7 +507,7 @@ def _sentence_initial(text: str, pos: int) -> bool:
 def _known_type(word: str, key: str, initial: bool) -> str | None:
     """Type for a known tool/package/brand spelled ``word``, or None when it is not one here."""
     kind = KNOWN.get(key)
-    if kind is None or kind == "concept" and not word.islower():
+    if kind is None:
         return None
     lower = word.lower()
     if lower in _PERSONISH and word[:1].isupper():
@@ -508,8 +517,10 @@ def _known_type(word: str, key: str, initial: bool) -> str | None:
     return kind
 
 
-def _person_context(text: str, start: int, end: int, speakers: set[str], first: str) -> bool:
-    if first.lower() in _FIRST_NAMES or first.lower() in speakers:
+def _person_context(text: str, start: int, end: int, speakers: set[str], first: str, key: str) -> bool:
+    """Evidence that a name is a person: a known first name, a speaker, "Dr."/"my friend" before
+    it, or "said"/"asked" after it."""
+    if first.lower() in _FIRST_NAMES or first.lower() in speakers or key in speakers:
         return True
     prev = _PREV_WORD.search(text, max(0, start - 16), start)
     if prev and prev.group(1).lower() in _PERSON_BEFORE:
@@ -534,7 +545,7 @@ def _cap_run(out: _Collector, text: str, words: list[tuple[int, str]], initial: 
     surface = text[start:end]
     possessive = text.startswith(("'s", "’s"), end)
     key = canonical(surface)
-    person = _person_context(text, start, end, speakers, words[0][1])
+    person = _person_context(text, start, end, speakers, words[0][1], key)
     # Mid-sentence capitals are names; at a sentence start we need some further evidence.
     sure = not initial or person or possessive or len(words) > 1
     out.add(key, surface, "person" if person else "name", sure)
@@ -545,39 +556,39 @@ _CONNECTOR_WORDS = frozenset("of de van von der den da del du la le the".split()
 
 def _cap_sequence(out: _Collector, text: str, m: re.Match, speakers: set[str]) -> None:
     """Split "Yesterday Caroline and Melanie Smith" style runs into names, dropping stop words."""
-    start = m.start()
-    initial = _sentence_initial(text, start)
-    run: list[tuple[int, str]] = []
-    run_initial = initial
-    pos = start
+    initial = _sentence_initial(text, m.start())
+    run: list[tuple[int, str]] = []  # (offset, word) of the name being built
+    run_initial = False
+
+    def flush() -> None:
+        nonlocal run
+        if run:
+            _cap_run(out, text, run, run_initial, speakers)
+        run = []
+
+    pos = m.start()
     for index, word in enumerate(m.group().split(" ")):
         lower = word.lower()
+        opens_sentence = initial and index == 0
         key = ALIASES.get(lower, lower)
-        kind = _known_type(word, key, initial and index == 0)
-        first_word = index == 0 and initial
-        if lower in _CONNECTOR_WORDS and run:
-            run.append((pos, word))  # "Bank of America"; trailing connectors are trimmed later
+        kind = _known_type(word, key, opens_sentence)
+        if lower in _CONNECTOR_WORDS:
+            if run:  # "Bank of America"; a trailing "of" is trimmed by _cap_run
+                run.append((pos, word))
         elif lower in _FILE_NAMES:  # "Makefile", "Dockerfile"
-            if run:
-                _cap_run(out, text, run, run_initial, speakers)
-            run = []
+            flush()
             out.add(lower, word, "path")
-        elif lower in _STOP or kind is not None or (first_word and _starter_like(word)
-                                                   and lower not in speakers):
-            if run:
-                _cap_run(out, text, run, run_initial, speakers)
-            run, run_initial = [], False
-            if kind is not None:
-                out.add(key, word, kind)
-        elif lower in _CONNECTOR_WORDS:
-            pass  # a connector cannot open a name
+        elif kind is not None:  # "Redis" inside "Deploying Redis Cluster"
+            flush()
+            out.add(key, word, kind)
+        elif lower in _STOP or (opens_sentence and _starter_like(word) and lower not in speakers):
+            flush()
         else:
             if not run:
-                run_initial = first_word
+                run_initial = opens_sentence
             run.append((pos, word))
         pos += len(word) + 1
-    if run:
-        _cap_run(out, text, run, run_initial, speakers)
+    flush()
 
 
 def _path_ok(p: str) -> bool:
@@ -596,15 +607,14 @@ def _path_ok(p: str) -> bool:
     return p.endswith("/") and len(parts[0]) > 2
 
 
-def _code_word(out: _Collector, word: str, initial: bool) -> None:
-    """A token that looks like code (dots, underscores, inner capitals, digits)."""
+def _code_word(out: _Collector, word: str) -> None:
+    """A token shaped like code (dots, underscores, inner capitals, digits): such spellings are
+    never everyday words, so known names count here even if ambiguous ("GitHub", "Node.js")."""
     lower = word.lower()
     bare = lower[:-2] if lower.endswith("()") else lower
     key = canonical(word)
-    kind = _known_type(word, key, initial) if bare == key or bare in ALIASES else None
-    if kind is None and key in KNOWN and KNOWN[key] != "concept":
-        kind = KNOWN[key]
-    if kind is not None:
+    kind = KNOWN.get(key)
+    if kind is not None and kind != "concept":
         out.add(key, word, kind)
         return
     if "." in bare and not lower.endswith("()"):
@@ -627,7 +637,7 @@ def _code_word(out: _Collector, word: str, initial: bool) -> None:
 
 
 def _acronym(out: _Collector, word: str) -> None:
-    """"API", "LGBTQ", "TODO": concepts when known, names otherwise, noise words dropped."""
+    """All-capital words ("API", "LGBTQ"): concepts when known, else names; noise ("OK") dropped."""
     key = canonical(word)
     if key in _STOP or len(key) < 2:
         return
@@ -635,17 +645,17 @@ def _acronym(out: _Collector, word: str) -> None:
     out.add(key, word, kind if kind else "name")
 
 
-def _mixed(out: _Collector, word: str, initial: bool) -> None:
-    if word.isupper() or _ACRONYM_PLURAL.fullmatch(word):  # "API", "APIs"
+_SURNAME_PREFIX = re.compile(r"(?:Mc|Mac|De|Di|Da|La|Le|Van|Von|O)[A-Z][a-z]+")
+
+
+def _mixed(out: _Collector, word: str) -> None:
+    """Inner capitals or digits: "parseArgs", "GitHub", "API", "k8s", "McKenzie"."""
+    if "_" not in word and (word.isupper() or _ACRONYM_PLURAL.fullmatch(word)):  # "API", "APIs"
         _acronym(out, word)
-        return
-    lower = word.lower()
-    if lower in KNOWN or lower in ALIASES:
-        _code_word(out, word, initial)
-    elif re.fullmatch(r"(?:Mc|Mac|De|Di|Da|La|Le|Van|Von|O)[A-Z][a-z]+", word):
+    elif _SURNAME_PREFIX.fullmatch(word) and canonical(word) not in KNOWN:
         out.add(canonical(word), word, "name")  # "McKenzie", "DeShawn"
     else:
-        _code_word(out, word, initial)
+        _code_word(out, word)
 
 
 def _version(out: _Collector, text: str, m: re.Match, last: tuple[int, Entity | None]) -> None:
@@ -657,8 +667,8 @@ def _version(out: _Collector, text: str, m: re.Match, last: tuple[int, Entity | 
     if after_tool:
         surface = text[start - 1 - len(prev.surface):m.end()]  # "Python 3.12"
     elif not surface.startswith("v") and surface.count(".") == 1:
-        if text[start - 1:start] in "$€£¥#" and start > 0 or _UNIT_AFTER.match(text, m.end()):
-            return
+        if (start > 0 and text[start - 1] in "$€£¥#") or _UNIT_AFTER.match(text, m.end()):
+            return  # "$2.50", "3.5 hours": amounts, not versions
         prev_word = _PREV_WORD.search(text, max(0, start - 16), start)
         if not prev_word or prev_word.group(1).lower() not in _VERSION_BEFORE:
             return
@@ -711,19 +721,18 @@ def _dispatch(out: _Collector, text: str, m: re.Match, kind: str, speakers: set[
               last: tuple[int, Entity | None]) -> None:
     word = m.group()
     if kind == "cap":
-        _cap_sequence(out, text, m, speakers)
+        if " " in word or word.lower() not in _STOP:  # fast path: a lone "The", "We", "May"
+            _cap_sequence(out, text, m, speakers)
     elif kind == "known" or kind == "multi":
-        key = canonical(word)
+        # "unit-test" and "unit test" are one concept; the word list stores the spaced form.
+        key = canonical(_SPACES_OR_DASHES.sub(" ", word) if kind == "multi" else word)
         out.add(key, word, KNOWN.get(key, "concept"))
-    elif kind in ("dotted", "call", "snake", "hyph"):
-        if kind == "hyph" and not (word.lower() in KNOWN or word.lower() in ALIASES):
-            first = word.split("-")[0]
-            person = first.lower() in _FIRST_NAMES
-            out.add(canonical(word), word, "person" if person else "name", not _sentence_initial(text, m.start()) or person)
-        else:
-            _code_word(out, word.rstrip("."), _sentence_initial(text, m.start()))
-    elif kind == "mixed" or kind == "mixed2":
-        _mixed(out, word, _sentence_initial(text, m.start()))
+    elif kind == "hyph":
+        _hyphenated_name(out, text, m)
+    elif kind in ("dotted", "call", "snake", "kebab"):
+        _code_word(out, word)
+    elif kind == "mixed":
+        _mixed(out, word)
     elif kind == "ver":
         _version(out, text, m, last)
     elif kind == "url":
@@ -745,26 +754,38 @@ def _dispatch(out: _Collector, text: str, m: re.Match, kind: str, speakers: set[
         out.add(word.lower(), word, "identifier")
 
 
+def _hyphenated_name(out: _Collector, text: str, m: re.Match) -> None:
+    """"Jean-Luc", "Coca-Cola", "Scikit-Learn": a known name, a person, or some other name."""
+    word = m.group()
+    key = canonical(word)
+    if key in KNOWN:
+        out.add(key, word, KNOWN[key])
+        return
+    person = word.split("-")[0].lower() in _FIRST_NAMES
+    out.add(key, word, "person" if person else "name", person or not _sentence_initial(text, m.start()))
+
+
 def _backticked(out: _Collector, inner: str) -> None:
-    """`code`: one token is typed like bare text would be (path, tool, ...), else an identifier;
-    several words are a quoted term."""
+    """`code`: one token is typed as it would be bare (path, url, version...), else it is an
+    identifier; several words make a quoted term."""
     if not inner:
         return
+    key = canonical(inner)
     if " " in inner:
-        out.add(canonical(inner), inner, "quoted")
+        out.add(key, inner, "quoted")
         return
-    sub = _Collector()
-    for m in _scanner().finditer(inner):
-        if m.start() == 0 and m.end() == len(inner) and m.lastgroup not in ("dq", "tick"):
-            if m.lastgroup in ("known", "cap") and canonical(inner) in KNOWN:
-                key = canonical(inner)  # backticks lift the lower-case ambiguity ("`make`")
-                sub.add(key, inner, KNOWN[key])
-            elif m.lastgroup not in ("cap",):
-                _dispatch(sub, inner, m, m.lastgroup, set(), (-1, None))
-        break
-    found = sub.result()
-    if found and found[0].surface == inner:
-        out.add(found[0].key, inner, found[0].type)
-    else:
-        key = canonical(inner)
-        out.add(key, inner, KNOWN.get(key) or "identifier")
+    if key in KNOWN:  # backticks lift the lower-case ambiguity: `make`, `black`
+        out.add(key, inner, KNOWN[key])
+        return
+    if _VERSION.fullmatch(inner.lower()):  # `3.11`: in code quotes a bare number is a version
+        out.add(key, inner, "version")
+        return
+    m = _scanner().match(inner)
+    if m is not None and m.end() == len(inner) and m.lastgroup not in ("cap", "dq", "tick"):
+        sub = _Collector()
+        _dispatch(sub, inner, m, m.lastgroup, set(), (-1, None))
+        found = sub.result()
+        if found:
+            out.add(found[0].key, inner, found[0].type)
+            return
+    out.add(key, inner, "identifier")

@@ -291,33 +291,28 @@ def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", option
     if not memory.id:
         memory.id = ids.uuid7(_unix_ms(memory.created_at))
     rowid = store.insert_memory(memory, vector)
+    ctx.vectors.add()
     superseded = supersede.check(ctx, rowid, memory)
     link.after_insert(ctx, rowid, memory, vector)
+    status, superseded = supersede.resolve_status(superseded, memory.id)
     detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
+    if status == "superseded":
+        detail["superseded_by"] = store.get(memory.id).superseded_by
     if superseded:
         detail["supersedes"] = superseded
     if draft.redacted:
         detail["redacted"] = draft.redacted
-    return Outcome("added", id=memory.id, line=draft.line, detail=detail)
+    return Outcome(status, id=memory.id, line=draft.line, detail=detail)
 
 
 def nearest(ctx: "Context", vector: "np.ndarray", scope: str | None) -> tuple[Memory, float] | None:
-    """The most similar live memory in ``scope`` and its cosine, via the coarse index then float rescoring."""
-    import numpy as np
-
-    candidates = ctx.store.knn(vector, 8, scope)
-    if not candidates:
-        return None
-    rowids, matrix = ctx.store.vectors_for(candidates)
-    if not rowids:
-        return None
-    sims = matrix @ np.asarray(vector, dtype=np.float32)
-    order = np.argsort(-sims)
-    found = ctx.store.by_rowids([rowids[i] for i in order])
-    for i in order:
-        memory = found.get(rowids[i])
+    """The most similar live (not archived) memory in ``scope`` and its cosine."""
+    found = ctx.vectors.nearest(vector, 8, scope)
+    memories = ctx.store.by_rowids([rowid for rowid, _ in found])
+    for rowid, similarity in found:
+        memory = memories.get(rowid)
         if memory is not None and memory.status != "archived":
-            return memory, float(sims[i])
+            return memory, similarity
     return None
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from mem.config import DEFAULT_EMBEDDER, Settings
 from mem.embed import Embedder, get_embedder
 from mem.store import Store
+from mem.store.vectors import VectorIndex
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -18,6 +19,14 @@ class Context:
     store: Store
     settings: Settings
     _embedder: Embedder | None = field(default=None, repr=False)
+    _vectors: VectorIndex | None = field(default=None, repr=False)
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """Nearest-neighbour search, warming up to an in-RAM matrix when this process asks often."""
+        if self._vectors is None:
+            self._vectors = VectorIndex(self.store)
+        return self._vectors
 
     @property
     def embedder(self) -> Embedder:

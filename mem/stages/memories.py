@@ -77,7 +77,7 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     with ctx.store.write():
         ctx.store.update_memory(memory_id, changes, at=changes["updated_at"])
         if vector is not None:
-            ctx.store.put_vector(ctx.store.rowid_of(memory_id), current.scope, vector)
+            ctx.store.put_vector(ctx.store.rowid_of(memory_id), current.scope, vector, replace=True)
     return ctx.store.get(memory_id)
 
 

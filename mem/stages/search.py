@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from mem.errors import BadInput
 from mem.records import Hit, Memory
+from mem.score.classify_query import classify, weights_for
 from mem.score.fusion import LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, prior, rrf, squash
+from mem.stages import channels as graph_channels
 from mem.text import fts_query
 
 if TYPE_CHECKING:
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
     from mem.stages.context import Context
 
 CANDIDATES = 200  # per channel
-RESCORE = 100  # coarse int8 neighbours rescored in float32
 MAX_K = 1000
 
 
@@ -53,6 +54,7 @@ class Plan:
     candidates: int
     _vector: Any = None
     _ctx: Any = None
+    memo: dict[str, Any] = field(default_factory=dict)  # work channels share (query entities, windows, rankings)
 
     @property
     def vector(self) -> "np.ndarray":
@@ -65,20 +67,13 @@ class Plan:
 class Ranking:
     ranked: list[int]
     scores: dict[int, float]
+    notes: dict[int, dict[str, Any]] = field(default_factory=dict)  # per-hit detail shown in ``why``
 
 
 def semantic(ctx: "Context", plan: Plan) -> Ranking:
-    """int8 KNN over the vec0 index, rescored with the float32 vectors."""
-    import numpy as np
-
-    coarse = ctx.store.knn(plan.vector, max(RESCORE, plan.candidates), plan.scope)
-    rowids, matrix = ctx.store.vectors_for(coarse)
-    if not rowids:
-        return Ranking([], {})
-    sims = matrix @ np.asarray(plan.vector, dtype=np.float32)
-    order = np.argsort(-sims, kind="stable")[: plan.candidates]
-    ranked = [rowids[i] for i in order]
-    return Ranking(ranked, {rowids[i]: float(sims[i]) for i in order})
+    """Cosine over the float32 vectors (coarse int8 index when cold, in-RAM matrix when warm)."""
+    found = ctx.vectors.nearest(plan.vector, plan.candidates, plan.scope)
+    return Ranking([r for r, _ in found], dict(found))
 
 
 def bm25(ctx: "Context", plan: Plan) -> Ranking:
@@ -91,8 +86,12 @@ def bm25(ctx: "Context", plan: Plan) -> Ranking:
 
 
 Channel = Callable[["Context", Plan], Ranking]
-CHANNELS: dict[str, Channel] = {"semantic": semantic, "bm25": bm25}
-WEIGHTS: dict[str, float] = {"semantic": 1.0, "bm25": 1.0}
+CHANNELS: dict[str, Channel] = {"semantic": semantic, "bm25": bm25, "entity": graph_channels.entity,
+                                 "temporal": graph_channels.temporal, "community": graph_channels.community}
+# Defaults; the query classifier (mem.score.classify_query) picks the weights per query type.
+WEIGHTS: dict[str, float] = {"semantic": 1.0, "bm25": 1.0, "entity": 0.5, "temporal": 0.3, "community": 0.2}
+# Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
+POST_STEPS = ("scene",)
 
 
 def _age_days(memory: Memory, now: datetime) -> float:
@@ -124,12 +123,16 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         raise BadInput("empty query")
     plan = Plan(query=query, scope=ctx.scope_filter(query.scope), now=ctx.now(),
                 candidates=max(CANDIDATES, 2 * k), _ctx=ctx)
-    names = query.channels if query.channels is not None else list(CHANNELS)
-    unknown = [n for n in names if n not in CHANNELS]
+    names = query.channels if query.channels is not None else [*CHANNELS, *POST_STEPS]
+    unknown = [n for n in names if n not in CHANNELS and n not in POST_STEPS]
     if unknown:
-        raise BadInput(f"unknown channel(s) {', '.join(unknown)}; known: {', '.join(CHANNELS)}")
-    rankings = {name: CHANNELS[name](ctx, plan) for name in names}
-    fused = rrf({n: r.ranked for n, r in rankings.items()}, WEIGHTS)
+        raise BadInput(f"unknown channel(s) {', '.join(unknown)}; known: {', '.join([*CHANNELS, *POST_STEPS])}")
+    query_type = _classify(ctx, plan)
+    rankings: dict[str, Ranking] = {}
+    for name in names:
+        if name in CHANNELS:
+            rankings[name] = plan.memo[f"ranking:{name}"] = CHANNELS[name](ctx, plan)
+    fused = rrf({n: r.ranked for n, r in rankings.items()}, weights_for(query_type, WEIGHTS))
     statuses = None if query.include_archived else ("active", "cold")
     allowed = dict(ctx.store.select(
         scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
@@ -144,8 +147,12 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         components = priors_of(memory, plan.now)
         scored.append((apply_prior(relevance, prior(components)), rowid, components))
     scored.sort(key=lambda item: (-item[0], item[1]))
+    pulled: dict[int, tuple[float, int]] = {}
+    if "scene" in names and scored:
+        pulled = _scene(ctx, query, plan, scored, allowed, statuses)
     top = scored[:k]
-    hits = [Hit(memory=allowed[rowid], rank=i + 1, score=score, why=_why(rowid, rankings, fused, components))
+    hits = [Hit(memory=allowed[rowid], rank=i + 1, score=score,
+                why=_why(rowid, rankings, fused, components, query_type, pulled, allowed))
             for i, (score, rowid, components) in enumerate(top)]
     if query.bump and top:
         from mem.enrich.dates import format_datetime
@@ -154,13 +161,66 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     return hits
 
 
-def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], components: dict[str, float]) -> dict[str, Any]:
+def _classify(ctx: "Context", plan: Plan) -> str:
+    """The query type (single-hop | multi-hop | temporal | open-domain) that picks the fusion weights."""
+    from mem.enrich.dates import is_when_question
+
+    return classify(plan.query.text, has_time=bool(graph_channels.time_windows(plan)),
+                    when_question=is_when_question(plan.query.text),
+                    entity_count=len(graph_channels.query_entities(ctx, plan)))
+
+
+def _scene(ctx: "Context", query: Query, plan: Plan, scored: list[tuple[float, int, dict[str, float]]],
+           allowed: dict[int, Memory], statuses: tuple[str, ...] | None) -> dict[int, tuple[float, int]]:
+    """Scene expansion (post-fusion): session neighbours of the best hits join with a discounted score.
+
+    Updates ``scored`` in place (re-sorted) and ``allowed``; returns what it pulled in and from where.
+    """
+    pulled = graph_channels.scene(ctx, [(score, rowid) for score, rowid, _ in scored])
+    if not pulled:
+        return {}
+    missing = [r for r in pulled if r not in allowed]
+    if missing:
+        allowed.update(ctx.store.select(
+            scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
+            include_superseded=query.include_superseded, since=query.since, until=query.until,
+            rowids=missing, order="m.rowid",
+        ))
+    position = {rowid: i for i, (_, rowid, _) in enumerate(scored)}
+    kept: dict[int, tuple[float, int]] = {}
+    for rowid, (value, parent) in pulled.items():
+        memory = allowed.get(rowid)
+        if memory is None:
+            continue
+        if rowid in position:
+            i = position[rowid]
+            if scored[i][0] >= value:
+                continue
+            scored[i] = (value, rowid, scored[i][2])
+        else:
+            scored.append((value, rowid, priors_of(memory, plan.now)))
+        kept[rowid] = (value, parent)
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return kept
+
+
+def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], components: dict[str, float],
+         query_type: str | None = None, pulled: dict[int, tuple[float, int]] | None = None,
+         allowed: dict[int, Memory] | None = None) -> dict[str, Any]:
     why: dict[str, Any] = {}
     for name, ranking in rankings.items():
         if rowid in ranking.scores:
             why[name] = {"rank": ranking.ranked.index(rowid) + 1, "score": round(ranking.scores[rowid], 6)}
-    why["fused"] = round(fused[rowid], 6)
+            if rowid in ranking.notes:
+                why[name].update(ranking.notes[rowid])
+    if pulled and rowid in pulled:
+        value, parent = pulled[rowid]
+        parent_memory = (allowed or {}).get(parent)
+        why["scene"] = {"from": parent_memory.id if parent_memory else None, "score": round(value, 6)}
+    why["fused"] = round(fused.get(rowid, 0.0), 6)
     why["priors"] = {**components, "combined": round(prior(components), 4)}
+    if query_type is not None:
+        why["query_type"] = query_type
     return why
 
 

@@ -1,14 +1,140 @@
-"""Contradiction check at intake: a newer assertion supersedes an older one. (Filled in by the lifecycle work.)"""
+"""Contradiction check at intake: a newer assertion supersedes an older one.
+
+The memory base as a sheaf
+--------------------------
+Think of the memory base as a sheaf of claims over a space of *contexts*. A context is a scope
+(a project) times a validity interval ``[created_at, valid_until)`` (open-ended when
+``valid_until`` is unset). Each memory contributes local sections: the assertions
+``(subject, attribute, value, polarity)`` that ``mem.enrich.assertions`` extracts from its text.
+Sections glue when they agree wherever their contexts overlap; a non-trivial H^1 class, a
+*conflict*, is the same subject and attribute with incompatible values on an overlap.
+
+We decided what overlaps:
+
+* **Scopes**: only the same scope. ``global`` does not overlap a project scope: a project saying
+  "we use spaces" next to a global "I prefer tabs" is a local override, not a contradiction.
+* **Sessions do not partition.** Sessions (``meta.session``) are a temporal cover of one
+  project, not separate worlds: a fact stated in session 3 and revised in session 9 is exactly
+  the knowledge update we must catch, so two sessions of one scope always overlap. Keeping
+  sessions apart would hide every cross-session update.
+* **Time**: a memory whose ``valid_until`` passed before the other was observed has expired: its
+  section no longer covers that instant, so it cannot conflict (it is history, not a rival).
+
+Resolving a conflict (the class is killed by restricting the older section):
+
+* The newer memory (``created_at``; ties: the one stored later) supersedes the older: a
+  ``supersedes`` edge (layer ``lifecycle``) newer -> older and the older's ``superseded_by``. Its
+  ``verification`` is left alone: "superseded" is its own state, kept for history, hidden from
+  default search and shown with ``--include-superseded``; ``contradicted`` is reserved for the
+  conflicts nobody resolved (below). A ``correction`` supersedes whatever it talks about (the
+  assertions module widens the test for ``new_kind="correction"``).
+* If the incoming memory is OLDER than the stored one (an import of old data), the incoming one
+  is superseded and intake reports status ``superseded``.
+* Governance: a pinned memory is never superseded automatically (whatever its layer; an
+  unpinned constitutional memory such as "I work at X" does get updated: people change jobs).
+  The conflict stays *open*: a
+  ``contradicts`` edge newer -> older, the newer marked ``verification = "contradicted"``, and
+  ``mem verify`` lists it until a person resolves it.
+
+The assertions are stored (``assertions`` table) keyed by (scope, attribute group, canonical
+subject), (scope, attribute group, slot) and (scope, value), so finding rivals is an indexed lookup
+(the value key catches negations and "moved from X" across attributes); the final decision is
+always ``mem.enrich.assertions.supersedes`` on the two texts.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mem.records import Memory
     from mem.stages.context import Context
 
+CANDIDATES = 50
+
+
+def assertion_keys(assertion: Any) -> tuple[str, str, str]:
+    """``(attribute group, canonical subject, slot)``: the lookup keys under which ``conflicts`` can match.
+
+    Uses ``mem.enrich.assertions.slot_key`` when that module offers it; else mirrors its
+    ``_shared_slot`` (same attribute group, and the same canonical subject or the same slot).
+    """
+    from mem.enrich import assertions as a
+
+    public = getattr(a, "slot_key", None)
+    if public is not None:
+        return tuple(public(assertion))  # type: ignore[return-value]
+    try:
+        group = a._ATTR_GROUP.get(assertion.attribute, assertion.attribute)
+        canon = a._canon_subject(assertion.subject)
+        return group, canon, a._effective_subject(assertion, canon)
+    except AttributeError:  # the private helpers moved: fall back to exact subjects (fewer matches)
+        return assertion.attribute, assertion.subject, assertion.subject
+
+
+def index(ctx: "Context", rowid: int, memory: "Memory") -> list[Any]:
+    """Extract and store ``memory``'s assertions (inside a write transaction); returns them."""
+    from mem.enrich.assertions import extract_assertions
+    from mem.store import lifecycle as sql
+
+    found = extract_assertions(memory.text)
+    rows = []
+    for assertion in found:
+        group, subject, slot = assertion_keys(assertion)
+        rows.append((group, subject, slot, assertion.value, assertion.polarity))
+    sql.index_assertions(ctx.store, rowid, memory.scope, rows)
+    return found
+
+
+def _protected(older: "Memory", newer: "Memory") -> bool:
+    return older.pinned
+
+
+def _overlap(a: "Memory", b: "Memory") -> bool:
+    """Time overlap of the two sections: neither expired before the other was observed."""
+    return ((a.valid_until is None or a.valid_until > b.created_at)
+            and (b.valid_until is None or b.valid_until > a.created_at))
+
 
 def check(ctx: "Context", rowid: int, memory: "Memory") -> list[str]:
-    """Called inside the intake write transaction after insert; returns ids this memory superseded."""
-    return []
+    """Called inside the intake write transaction after insert; returns the ids superseded.
+
+    The list contains ``memory.id`` itself when the incoming memory is the older side of a
+    conflict (intake then reports status ``superseded``).
+    """
+    from mem.enrich.assertions import supersedes
+    from mem.store import lifecycle as sql
+
+    found = index(ctx, rowid, memory)
+    if not found or memory.superseded_by:
+        return []
+    keys = [assertion_keys(a) for a in found]
+    at = ctx.now_iso()
+    superseded: list[str] = []
+    values = [a.value for a in found]
+    for other_rowid, other in sql.conflict_candidates(ctx.store, scope=memory.scope, keys=keys, values=values,
+                                                      exclude=rowid, limit=CANDIDATES):
+        if not _overlap(memory, other):
+            continue
+        incoming_newer = (memory.created_at, rowid) > (other.created_at, other_rowid)
+        newer, older = (memory, other) if incoming_newer else (other, memory)
+        if not supersedes(newer.text, older.text, newer.kind):
+            continue
+        if _protected(older, newer):
+            if sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts", at=at):
+                ctx.store.update_memory(newer.id, {"verification": "contradicted"}, at=at, op="contradict")
+            continue
+        sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="supersedes", at=at)
+        ctx.store.update_memory(older.id, {"superseded_by": newer.id}, at=at, op="supersede")
+        superseded.append(older.id)
+        if older is memory:
+            break  # the incoming memory is history now; it supersedes nothing
+    return superseded
+
+
+def resolve_status(superseded: Sequence[str], memory_id: str) -> tuple[str, list[str]]:
+    """``("superseded", others)`` when the incoming memory was the older side, else ``("added", all)``."""
+    if memory_id in superseded:
+        return "superseded", [s for s in superseded if s != memory_id]
+    return "added", list(superseded)

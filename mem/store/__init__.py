@@ -227,6 +227,7 @@ class Store:
     def rebind_embedder(self, name: str, embedder_id: str, dim: int) -> None:
         """Inside a write transaction: forget every vector and bind a new embedder (first use, reindex)."""
         self.conn.execute("DELETE FROM vectors")
+        self._bump_vectors_epoch()
         self._create_vec_index(dim)
         self.set_meta("embedder", f"{embedder_id}@{dim}")
         self.set_meta("embedder_name", name)
@@ -251,9 +252,12 @@ class Store:
         self.log(memory.created_at, "add", memory.id, memory.author, {"text": memory.text})
         return rowid
 
-    def put_vector(self, rowid: int, scope: str, vector: "np.ndarray") -> None:
+    def put_vector(self, rowid: int, scope: str, vector: "np.ndarray", *, replace: bool = False) -> None:
+        """Store a float32 vector and its int8 index entry; ``replace`` for a memory that already had one."""
         import numpy as np
 
+        if replace:
+            self._bump_vectors_epoch()
         f32 = np.ascontiguousarray(vector, dtype=np.float32)
         peak = float(np.abs(f32).max()) or 1.0
         q = np.round(f32 * (127.0 / peak)).astype(np.int8)
@@ -282,8 +286,39 @@ class Store:
             raise NotFound(f"no memory {memory_id}", id=memory_id)
         self.log(at, op, memory_id, None, changes)
 
+    def _bump_vectors_epoch(self) -> None:
+        # Warm in-RAM matrices (other processes too) reload when this changes: see store/vectors.py.
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES ('vectors_epoch', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+        )
+
+    def max_vector_rowid(self) -> int:
+        return int(self.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM vectors").fetchone()[0])
+
+    def vector_dim(self) -> int | None:
+        bound = self.embedder_id()
+        return bound[1] if bound else None
+
+    def iter_all_vectors(self, *, after: int = 0, batch: int = 5000) -> Iterator[tuple[list[int], list[str], "np.ndarray"]]:
+        """Every stored vector with rowid > ``after`` and its memory's scope, in rowid order, in batches."""
+        import numpy as np
+
+        last = after
+        while True:
+            rows = self.conn.execute(
+                "SELECT v.rowid, m.scope, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+                "WHERE v.rowid > ? ORDER BY v.rowid LIMIT ?", (last, batch)
+            ).fetchall()
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+            yield [int(r[0]) for r in rows], [r[1] for r in rows], block
+
     def delete_memory(self, memory_id: str, *, at: str) -> None:
         rowid = self.rowid_of(memory_id)
+        self._bump_vectors_epoch()
         self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
         self.conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
         self.log(at, "purge", memory_id, None, {})
@@ -391,7 +426,7 @@ class Store:
         sql += f" ORDER BY {order}"
         if limit is not None:
             sql += " LIMIT ?"
-            params.append(int(limit))
+            params.append(min(int(limit), 2**63 - 1))  # SQLite integers are 64-bit: a huge --limit means "all"
         for row in self.conn.execute(sql, params):
             yield int(row[0]), _row_to_memory(row[1:])
 

@@ -142,11 +142,78 @@ def m001_init(conn: Connection) -> None:
 
 
 def m002_graph(conn: Connection) -> None:
-    """Graph tables beyond m001 (owned by the knowledge-graph work)."""
+    """Graph tables beyond m001 (owned by the knowledge-graph work).
+
+    - ``community_members``: which memories each stored community holds (one row per member).
+    - ``memories_session``: an expression index on the session key (``meta.session``, else
+      ``source``) so the temporal layer finds a memory's session neighbours without a scan;
+      queries must spell the expression exactly as below to use it.
+    Edges need no new index: the primary key (src, dst, type) and m001's edges_dst serve both
+    directions, and every extra index is one more B-tree write per edge at intake.
+    """
+    run_script(conn,
+        """
+        CREATE TABLE community_members (
+            community_id INTEGER NOT NULL REFERENCES communities(id) ON DELETE CASCADE,
+            memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            PRIMARY KEY (community_id, memory_rowid)
+        ) WITHOUT ROWID;
+        CREATE INDEX community_members_memory ON community_members(memory_rowid);
+        CREATE INDEX communities_scope ON communities(scope);
+
+        CREATE INDEX memories_session ON memories(
+            scope, COALESCE(json_extract(meta, '$.session'), source), created_at
+        ) WHERE COALESCE(json_extract(meta, '$.session'), source) IS NOT NULL;
+
+        """
+    )
 
 
 def m003_lifecycle(conn: Connection) -> None:
-    """Lifecycle state and consolidation log (owned by the lifecycle work)."""
+    """Lifecycle state and consolidation log (owned by the lifecycle work).
+
+    - ``lc_radius``: the memory's radius in the Poincare ball (NULL until its first lifecycle step),
+      ``lc_at``: when it was last stepped, ``lc_uses``: access_count seen at that step (so a step
+      knows how many uses happened since), ``asserted``: 1 once its assertions are indexed.
+    - ``assertions``: the local sections of the contradiction sheaf, keyed for indexed lookup by
+      (scope, attribute group, canonical subject), (scope, attribute group, slot) and (scope, value).
+    - ``consolidation_runs``: one row per ``mem consolidate`` run.
+    """
+    run_script(conn,
+        """
+        ALTER TABLE memories ADD COLUMN lc_radius REAL;
+        ALTER TABLE memories ADD COLUMN lc_at TEXT;
+        ALTER TABLE memories ADD COLUMN lc_uses INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE memories ADD COLUMN asserted INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX memories_source ON memories(source) WHERE source IS NOT NULL;
+        CREATE INDEX memories_unasserted ON memories(rowid) WHERE asserted = 0;
+
+        CREATE TABLE assertions (
+            memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+            scope TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            slot TEXT NOT NULL,
+            value TEXT NOT NULL,
+            polarity INTEGER NOT NULL
+        );
+        CREATE INDEX assertions_subject ON assertions(scope, attribute, subject);
+        CREATE INDEX assertions_slot ON assertions(scope, attribute, slot);
+        CREATE INDEX assertions_memory ON assertions(memory_rowid);
+        CREATE INDEX assertions_value ON assertions(scope, value);
+
+        CREATE TABLE consolidation_runs (
+            id INTEGER PRIMARY KEY,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            phases TEXT NOT NULL,
+            dry_run INTEGER NOT NULL DEFAULT 0,
+            status TEXT NOT NULL DEFAULT 'running',
+            summary TEXT NOT NULL DEFAULT '{}',
+            error TEXT
+        );
+        """
+    )
 
 
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle]

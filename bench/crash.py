@@ -1,0 +1,126 @@
+"""Crash safety: kill -9 a ``mem import`` at random points; the database stays consistent.
+
+    python bench/crash.py --memories 10000 --runs 8     # the figures in the report
+    python bench/crash.py --memories 600 --runs 3 --max-delay 4 --json   # what tests/test_crash.py runs
+
+Each run starts ``mem import FILE`` (hash embedder) on the same database and SIGKILLs it after a
+random delay within the time a full import takes. After every kill: ``PRAGMA integrity_check`` is
+ok and the memory, FTS, vector and vec0 counts agree (a write transaction is all or nothing).
+Finally the import runs to completion: exactly N memories, N distinct ids, no duplicates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
+         "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+
+
+def make_file(path: Path, n: int, seed: int = 1) -> None:
+    """N export-style records (with ids and timestamps), as 'mem export' would write them."""
+    from mem.ids import uuid7
+
+    rng = random.Random(seed)
+    with path.open("w") as fh:
+        for i in range(n):
+            text = f"record {i}: " + " ".join(rng.choice(WORDS) for _ in range(12))
+            fh.write(json.dumps({"id": uuid7(1_700_000_000_000 + i), "text": text, "kind": "fact",
+                                 "created_at": "2026-01-01T00:00:00Z", "tags": ["crash"]}) + "\n")
+
+
+def state(db: Path) -> dict[str, Any]:
+    from mem.store import Store
+
+    if not db.exists():
+        return {"integrity": "ok", "memories": 0, "fts": 0, "vectors": 0, "vec_index": 0, "distinct_ids": 0,
+                "distinct_hashes": 0}
+    with Store.open(db, create=False) as store:
+        counts = store.counts()
+        distinct = store.conn.execute("SELECT COUNT(DISTINCT id), COUNT(DISTINCT content_hash) FROM memories").fetchone()
+        return {"integrity": store.integrity(), **{k: counts[k] for k in ("memories", "fts", "vectors", "vec_index")},
+                "distinct_ids": distinct[0], "distinct_hashes": distinct[1]}
+
+
+def consistent(s: dict[str, Any]) -> bool:
+    return s["integrity"] == "ok" and len({s["memories"], s["fts"], s["vectors"], s["vec_index"]}) == 1 \
+        and s["distinct_ids"] == s["memories"]
+
+
+def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None) -> dict[str, Any]:
+    folder = Path(tempfile.mkdtemp(prefix="mem-crash-"))
+    data, db = folder / "import.jsonl", folder / "crash.db"
+    make_file(data, memories)
+    env = {**os.environ, "MEM_DB": str(db), "MEM_EMBEDDER": "hash", "MEM_SCOPE": "crash",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    command = [sys.executable, "-m", "mem", "import", "--quiet", str(data)]
+    # How long does a whole import take here? Kill points are drawn within it.
+    if max_delay is None:
+        scratch = {**env, "MEM_DB": str(folder / "timing.db")}
+        start = time.monotonic()
+        subprocess.run(command, env=scratch, check=True, capture_output=True)
+        full = time.monotonic() - start
+    else:
+        full = max_delay  # the test's budget: skip the timing run
+    rng = random.Random(seed)
+    kills = []
+    for _ in range(runs):
+        delay = rng.uniform(0.2, full)
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(delay)
+        finished = proc.poll() is not None
+        if not finished:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        after = state(db)
+        kills.append({"delay_s": round(delay, 2), "killed": not finished, "memories": after["memories"],
+                      "consistent": consistent(after), "integrity": after["integrity"]})
+    final_run = subprocess.run(command, env=env, capture_output=True)
+    final = state(db)
+    return {
+        "memories": memories, "runs": runs, "full_import_s": round(full, 2), "kills": kills,
+        "all_consistent_after_kill": all(k["consistent"] for k in kills),
+        "final_exit": final_run.returncode, "final": final,
+        "complete_without_duplicates": consistent(final) and final["memories"] == memories
+        and final["distinct_hashes"] == memories,
+        "db": str(db),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--runs", type=int, default=8)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max-delay", type=float, default=None, help="latest kill point in seconds [default: a full import's time]")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    result = run(args.memories, args.runs, args.seed, args.max_delay)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"memories {result['memories']}, full import {result['full_import_s']} s")
+        for i, kill in enumerate(result["kills"], 1):
+            print(f"run {i}: kill after {kill['delay_s']:>6} s  killed={kill['killed']!s:5}  "
+                  f"memories={kill['memories']:>6}  integrity={kill['integrity']}  consistent={kill['consistent']}")
+        print(f"final: exit {result['final_exit']}, {result['final']}")
+        print(f"all consistent after kill: {result['all_consistent_after_kill']}; "
+              f"complete without duplicates: {result['complete_without_duplicates']}")
+    return 0 if result["all_consistent_after_kill"] and result["complete_without_duplicates"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

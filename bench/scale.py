@@ -1,0 +1,105 @@
+"""Scale benchmark for the core: intake throughput, search latency, cold CLI times, database size.
+
+    python bench/scale.py                      # 10k and 100k with hash; 10k with minilm
+    python bench/scale.py --sizes 100000 --embedders minilm   # the long one (about 6 minutes)
+
+Each (size, embedder) pair builds a fresh database in a temp folder through the real intake path
+(``mem.stages.add.run``: secret scan, duplicate checks, embedding, linking), then measures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synth import memory_texts, queries  # noqa: E402
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def build(db: Path, n: int, embedder: str, batch: int = 2000) -> float:
+    from mem.config import resolve_settings
+    from mem.stages import add
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    settings = resolve_settings(db=db, embedder=embedder, scope="bench")
+    texts = list(memory_texts(n))
+    start = time.perf_counter()
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=settings)
+        for offset in range(0, n, batch):
+            records = [(i + 1, {"text": t}) for i, t in enumerate(texts[offset : offset + batch], start=offset)]
+            for outcome in add.run(ctx, records, add.AddOptions(keep_near=True)):
+                if outcome.status != "added":
+                    raise SystemExit(f"line {outcome.line}: {outcome.status} {outcome.reason}")
+    return n / (time.perf_counter() - start)
+
+
+def search_latency(db: Path, embedder: str, count: int = 200) -> tuple[float, float]:
+    from mem.config import resolve_settings
+    from mem.stages import search
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    settings = resolve_settings(db=db, embedder=embedder, scope="bench")
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=settings)
+        search.run(ctx, search.Query(text="warm up the model", bump=False))
+        times = []
+        for text in queries(count):
+            start = time.perf_counter()
+            search.run(ctx, search.Query(text=text, k=10, bump=False))
+            times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), percentile(times, 0.95)
+
+
+def wall(args: list[str], env: dict[str, str], runs: int = 5) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "mem", *args], env=env, capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--embedders", default="hash,minilm")
+    parser.add_argument("--minilm-max", type=int, default=10000, help="skip minilm above this size unless asked")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    embedders = args.embedders.split(",")
+    env = {**os.environ, "MEM_SCOPE": "bench"}
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(f"mem --help wall: {wall(['--help'], env) * 1000:.0f} ms")
+    print(f"{'embedder':8} {'size':>7} {'intake/s':>9} {'search p50':>11} {'p95':>7} {'cold search':>12} {'db MB':>7}")
+    for embedder in embedders:
+        for n in sizes:
+            if embedder == "minilm" and n > args.minilm_max and args.embedders != "minilm":
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                db = Path(tmp) / "mem.db"
+                rate = build(db, n, embedder)
+                p50, p95 = search_latency(db, embedder)
+                cold = wall(["search", "who owns billing", "--db", str(db), "--embedder", embedder], env, runs=3)
+                size_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
+                print(f"{embedder:8} {n:>7} {rate:>9.0f} {p50:>8.1f} ms {p95:>5.1f} ms {cold:>10.2f} s {size_mb:>7.1f}",
+                      flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+"""``mem serve-mcp``: the same stages served over MCP (stdio by default, or Streamable HTTP)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated
+
+import typer
+
+from mem.cli.common import DbOption, EmbedderOption, NowOption, ScopeOption, reports_errors
+
+
+@reports_errors
+def serve_mcp(
+    http: Annotated[bool, typer.Option("--http", help="Serve Streamable HTTP on 127.0.0.1 instead of stdio")] = False,
+    port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535, help="Port for --http")] = 8765,
+    profile: Annotated[str, typer.Option("--profile", help="Tool set: default | memory-v3")] = "default",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log each step on stderr")] = False,
+    db: DbOption = None, scope: ScopeOption = None, embedder: EmbedderOption = None, now: NowOption = None,
+) -> None:
+    """Serve memory to MCP clients (Claude Code, Claude Desktop, Cursor, VS Code).
+
+    stdout carries JSON-RPC only; logs go to stderr. Without --scope (or MEM_SCOPE) the scope comes from the client's roots, else from this folder's git repository.
+
+    With --http, set MEM_MCP_TOKEN to require 'Authorization: Bearer <token>'.
+
+    claude mcp add mem -- mem serve-mcp
+    """
+    from mem.config import resolve_settings
+    from mem.mcp import server as mcp_server
+
+    mcp_server.setup_logging(verbose)
+    settings = resolve_settings(db=db, scope=None if scope == "*" else scope, embedder=embedder, now=now)
+    # An explicit scope (flag, MEM_SCOPE, config file) wins over the client's roots.
+    fixed = (scope if scope and scope != "*" else None) or os.environ.get("MEM_SCOPE") or settings.config.get("scope")
+    engine = mcp_server.open_engine(settings, fixed_scope=fixed or None)
+    try:
+        server = mcp_server.build(engine, profile)
+        if http:
+            mcp_server.run_http(server, port=port, token=os.environ.get("MEM_MCP_TOKEN") or None)
+        else:
+            mcp_server.run_stdio(server)
+    finally:
+        engine.ctx.store.close()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve-mcp")(serve_mcp)
+
+
+__all__ = ["register"]

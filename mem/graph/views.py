@@ -1,0 +1,105 @@
+"""Whole-scope networkx graphs built from the edges and mentions tables (for communities and export).
+
+>>> # g = memory_graph(store, "myproject")   # nx.Graph: memory ids, summed edge weights
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from mem.store import graph as sql
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from mem.store import Store
+
+ENTITY_FAN_MAX = 50  # entities mentioned by more memories than this are too generic to bind a community
+# How much each layer counts when layers are collapsed into one weighted graph.
+LAYER_WEIGHT = {"semantic": 1.0, "temporal": 0.5, "causal": 1.0, "manual": 1.0, "lifecycle": 1.0, "entity": 0.7}
+
+
+def memory_graph(store: "Store", scope: str | None, layers: Sequence[str] | None = None) -> "nx.Graph":
+    """Undirected weighted graph of a scope's live memories: stored edges plus entity co-mentions.
+
+    Co-mentions of an entity with fan f add 1/log(1+f) between each pair of its memories (fan
+    effect), skipped above ``ENTITY_FAN_MAX``; parallel edges collapse into one summed weight.
+    """
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_nodes_from(sql.scope_memory_ids(store, scope))
+    edge_layers = [l for l in layers if l != "entity"] if layers else None
+    if edge_layers is None or edge_layers:
+        for src, dst, layer, _, weight in sql.scope_edges(store, scope, edge_layers):
+            if src == dst or src not in graph or dst not in graph:
+                continue
+            w = LAYER_WEIGHT.get(layer, 1.0) * max(0.0, weight)
+            if graph.has_edge(src, dst):
+                graph[src][dst]["weight"] += w
+            else:
+                graph.add_edge(src, dst, weight=w)
+    if layers is None or "entity" in layers:
+        members: dict[int, list[str]] = defaultdict(list)
+        fans: dict[int, int] = {}
+        for memory_id, entity_id, _, fan in sql.scope_mentions(store, scope):
+            members[entity_id].append(memory_id)
+            fans[entity_id] = fan
+        for entity_id, ids in members.items():
+            if len(ids) < 2 or fans[entity_id] > ENTITY_FAN_MAX:
+                continue
+            w = LAYER_WEIGHT["entity"] / math.log(1.0 + fans[entity_id])
+            for i, a in enumerate(ids):
+                for b in ids[i + 1 :]:
+                    if graph.has_edge(a, b):
+                        graph[a][b]["weight"] += w
+                    else:
+                        graph.add_edge(a, b, weight=w)
+    return graph
+
+
+def export_graph(store: "Store", scope: str | None, layers: Sequence[str] | None = None,
+                 with_entities: bool = True) -> "nx.MultiDiGraph":
+    """Directed multigraph for people: memory nodes (label, kind, times), typed edges, and entity nodes
+    for entities that at least two exported memories mention."""
+    import networkx as nx
+
+    graph = nx.MultiDiGraph()
+    ids = list(sql.scope_memory_ids(store, scope))
+    info = sql.briefs_by_id(store, ids)
+    for memory_id in ids:
+        m = info[memory_id]
+        graph.add_node(memory_id, **_clean({
+            "type": "memory", "label": _short(m["text"]), "text": m["text"], "kind": m["kind"],
+            "created_at": m["created_at"], "event_at": m["event_at"],
+            "session": None if m["session"] is None else str(m["session"]),
+        }))
+    edge_layers = [l for l in layers if l != "entity"] if layers else None
+    if edge_layers is None or edge_layers:
+        for src, dst, layer, kind, weight in sql.scope_edges(store, scope, edge_layers):
+            graph.add_edge(src, dst, key=kind, layer=layer, type=kind, weight=weight)
+    if with_entities and (layers is None or "entity" in layers):
+        members: dict[tuple[int, str], list[str]] = defaultdict(list)
+        for memory_id, entity_id, key, _ in sql.scope_mentions(store, scope):
+            members[(entity_id, key)].append(memory_id)
+        shared = {k: v for k, v in members.items() if len(v) >= 2}
+        names = sql.entity_names(store, [entity_id for entity_id, _ in shared])
+        for (entity_id, key), mids in sorted(shared.items(), key=lambda kv: kv[0][1]):
+            node = f"entity:{key}"
+            graph.add_node(node, type="entity", label=names.get(entity_id, key), text=key, kind="entity")
+            for memory_id in mids:
+                graph.add_edge(memory_id, node, key="mentions", layer="entity", type="mentions", weight=1.0)
+    return graph
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _clean(attrs: dict[str, Any]) -> dict[str, Any]:
+    # GraphML has no null: leave missing attributes out rather than writing "None".
+    return {k: v for k, v in attrs.items() if v is not None}

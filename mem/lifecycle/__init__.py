@@ -1,0 +1,34 @@
+"""Lifecycle: the governance policy table and the movers that walk memories between active, cold and archived.
+
+Pure code (no SQL, no I/O): ``policy`` holds the per-layer rules, ``langevin`` (default) and
+``decay`` move a memory's radius in the Poincare ball, and :func:`transition` turns a radius plus
+the archive rule into a status. ``mem.stages.lifecycle`` feeds them rows from the store.
+"""
+
+from __future__ import annotations
+
+from mem.lifecycle.policy import LayerPolicy, Policy
+
+
+def transition(status: str, radius: float, *, layer: LayerPolicy, pinned: bool, days_unused: float,
+               importance: float, policy: Policy) -> str:
+    """The status a memory should have now. Archived stays archived (only ``mem archive --restore``
+    brings it back); pinned is always active; cold and active follow the radius both ways.
+
+    >>> from mem.lifecycle.policy import Policy
+    >>> p = Policy()
+    >>> transition("active", 0.999, layer=p.layers[3], pinned=False, days_unused=40, importance=0.2, policy=p)
+    'archived'
+    >>> transition("active", 0.999, layer=p.layers[2], pinned=False, days_unused=400, importance=0.0, policy=p)
+    'cold'
+    >>> transition("cold", 0.999, layer=p.layers[4], pinned=True, days_unused=400, importance=0.0, policy=p)
+    'active'
+    """
+    if status == "archived":
+        return "archived"
+    if pinned:
+        return "active"
+    if (radius >= policy.archive_radius and layer.archivable and layer.archive_after_days is not None
+            and days_unused > layer.archive_after_days and importance < layer.archive_below):
+        return "archived"
+    return "cold" if radius >= policy.cold_radius else "active"

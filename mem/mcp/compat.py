@@ -1,0 +1,202 @@
+"""``--profile memory-v3``: memory-v3's tool names and argument names, backed by this engine.
+
+Every tool maps onto the same stage functions as the CLI and the default profile; the mapping
+(and what differs: string ids, no vault, no graph pickles) is documented in the README section
+"memory-v3 compatibility". Tools whose stage is not installed are left out, never faked.
+No ``from __future__ import annotations``: the SDK reads the annotations at runtime.
+"""
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver import Context
+
+from mem.mcp import render, tools
+from mem.mcp.engine import Engine, tool_error
+from mem.mcp.schema import slim
+from mem.mcp.render import Hits, Memories, Outcomes
+from mem.mcp.tools import READ, WRITE, DESTRUCTIVE, annotations
+from mem.records import KINDS
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+AGENT_KEY = "mcp.agent_sync.{}"  # meta key holding each agent's last seen changelog seq
+SYNC_LIMIT = 500
+
+
+def kind_of(content_type: str | None) -> tuple[str | None, list[str]]:
+    """memory-v3 content types -> (kind, extra tags). 'person' has no kind of its own: a fact tagged person."""
+    if content_type is None:
+        return None, []
+    if content_type == "person":
+        return "fact", ["person"]
+    if content_type not in KINDS:
+        raise tool_error(f"unknown content_type {content_type!r}; one of {', '.join((*KINDS, 'person'))}")
+    return content_type, []
+
+
+def do_agent_sync(engine: Engine, agent_id: str) -> dict[str, Any]:
+    """Changelog entries this agent has not seen yet (oldest first), then remember how far it read."""
+    from mem.store.agent_sync import changelog_after
+
+    store = engine.ctx.store
+    key = AGENT_KEY.format(agent_id)
+    seen = int(store.get_meta(key) or 0)
+    entries = changelog_after(store, seen, SYNC_LIMIT)
+    if entries:
+        with store.write():
+            store.set_meta(key, str(entries[-1]["seq"]))
+    more = len(entries) == SYNC_LIMIT
+    return {"agent_id": agent_id, "from_seq": seen, "to_seq": entries[-1]["seq"] if entries else seen,
+            "count": len(entries), "more": more, "entries": entries}
+
+
+def do_topics(engine: Engine, limit: int) -> dict[str, Any]:
+    counts = engine.ctx.store.counts()
+    topics = [{"content_type": kind, "count": n, "source": "kind"} for kind, n in counts["by_kind"].items()][:limit]
+    return {"count": len(topics), "topics": topics}
+
+
+def do_integrity(engine: Engine) -> dict[str, Any]:
+    return {"db_integrity": engine.ctx.store.integrity(), "schema_version": engine.ctx.store.schema_version()}
+
+
+def do_reindex(engine: Engine) -> dict[str, Any]:
+    from mem.config import DEFAULT_EMBEDDER
+    from mem.stages import io
+
+    ctx = engine.ctx
+    name = ctx.settings.embedder or ctx.store.embedder_name() or DEFAULT_EMBEDDER
+    report = io.reindex(ctx, name)
+    report.pop("record", None)
+    return report
+
+
+def register(server: "MCPServer", engine: Engine) -> list[str]:
+    """Register memory-v3's tools (those this installation can back); returns their names."""
+    from mem.stages import memories
+
+    names: list[str] = []
+
+    def tool(kind: dict[str, bool], idempotent: bool | None = None) -> Any:
+        def decorator(fn: Any) -> Any:
+            server.add_tool(fn, annotations=annotations(kind, idempotent=idempotent))
+            slim(server, fn.__name__)
+            names.append(fn.__name__)
+            return fn
+        return decorator
+
+    # ------------------------------------------------------------------ CRUD
+    @tool(WRITE)
+    async def add_memory(ctx: Context, content: str, content_type: str | None = None, tags: list[str] | None = None,
+                         source: str | None = None, protected: bool = False, author: str | None = None,
+                         confidence: float | None = None, governance_layer: int | None = None,
+                         structure_type: str | None = None) -> Outcomes:
+        """Store a memory (protected = pinned, never decays). Returns its id; secrets are rejected."""
+        kind, extra = kind_of(content_type)
+        where = await engine.scope(ctx, None)
+        record: dict[str, Any] = {"text": content, "kind": kind, "tags": (tags or []) + extra or None,
+                                  "source": source, "author": author, "pinned": protected or None,
+                                  "confidence": confidence, "layer": governance_layer}
+        if structure_type:
+            record["meta"] = {"structure_type": structure_type}
+        outcomes = await engine.call(tools.do_add, engine, where, [{k: v for k, v in record.items() if v is not None}],
+                                     {}, False, False)
+        if outcomes[0].status == "rejected":
+            raise tool_error(f"not stored: {outcomes[0].reason}")
+        return render.outcomes_result(outcomes)
+
+    @tool(READ)
+    async def get(memory_id: str) -> Memories:
+        """One memory by id (or unique prefix)."""
+        return render.memories_result(await engine.call(memories.get, engine.ctx, [memory_id]))
+
+    @tool(WRITE, idempotent=True)
+    async def update(memory_id: str, content: str | None = None, tags: list[str] | None = None,
+                     protected: bool | None = None, governance_layer: int | None = None,
+                     structure_type: str | None = None) -> Memories:
+        """Update a memory's content (re-embedded), tags (replaced), protected flag or governance layer."""
+        memory = await engine.call(memories.update, engine.ctx, memory_id, text=content, tags=tags, pinned=protected,
+                                   layer=governance_layer,
+                                   meta={"structure_type": structure_type} if structure_type else None)
+        return render.memories_result([memory])
+
+    @tool(DESTRUCTIVE)
+    async def forget(memory_id: str, reason: str = "manual") -> Outcomes:
+        """Archive a memory (restorable; nothing is deleted)."""
+        outcomes = await engine.call(memories.forget, engine.ctx, [memory_id])
+        for o in outcomes:
+            o["reason"] = reason
+        return render.outcomes_result(outcomes)
+
+    # ---------------------------------------------------------------- search
+    @tool(READ)
+    async def search(ctx: Context, query: str, limit: int = 10, content_type: str | None = None) -> Hits:
+        """Hybrid search: BM25 + vectors + ACT-R priors, ranked."""
+        kind, extra = kind_of(content_type)
+        where = await engine.scope(ctx, None)
+        hits = await engine.call(tools.do_search, engine, text=query, k=max(1, min(limit, 1000)), scope=where,
+                                 kinds=[kind] if kind else [], tags=extra)
+        return render.hits_result(hits, why=False)
+
+    @tool(READ)
+    async def keyword_search(ctx: Context, keywords: str, limit: int = 10) -> Hits:
+        """Pure BM25 keyword search: exact terms, file names, error codes."""
+        where = await engine.scope(ctx, None)
+        hits = await engine.call(tools.do_search, engine, text=keywords, k=max(1, min(limit, 1000)), scope=where,
+                                 channels=["bm25"])
+        return render.hits_result(hits, why=False)
+
+    # ---------------------------------------------------------------- system
+    @tool(READ)
+    async def stats() -> dict[str, Any]:
+        """Memory system statistics."""
+        return render.report_result(await engine.call(tools.do_stats, engine))
+
+    @tool(READ)
+    async def list_recent(ctx: Context, hours: int = 24, limit: int = 20) -> Memories:
+        """Memories created in the last `hours`, newest first."""
+        from mem.enrich.dates import format_datetime
+
+        if hours < 1 or not 1 <= limit <= 1000:
+            raise tool_error("hours must be >= 1 and limit 1-1000")
+        where = await engine.scope(ctx, None)
+        since = format_datetime(engine.ctx.now() - timedelta(hours=hours))
+        return render.memories_result(await engine.call(tools.do_recent, engine, where, limit, [], [], since, None))
+
+    @tool(READ)
+    async def list_topics(limit: int = 20) -> dict[str, Any]:
+        """Topic clusters (memory counts by kind)."""
+        return render.report_result(await engine.call(do_topics, engine, limit))
+
+    @tool(WRITE, idempotent=True)
+    async def reindex(force: bool = False) -> dict[str, Any]:
+        """Re-embed every memory with the current embedder (always a full pass)."""
+        return render.report_result(await engine.call(do_reindex, engine))
+
+    @tool(READ)
+    async def check_integrity() -> dict[str, Any]:
+        """SQLite integrity check of the memory database."""
+        return render.report_result(await engine.call(do_integrity, engine))
+
+    @tool(WRITE)
+    async def agent_sync(agent_id: str) -> dict[str, Any]:
+        """Changelog entries this agent has not seen yet; advances its offset."""
+        if not agent_id.strip():
+            raise tool_error("agent_id must be a non-empty string")
+        return render.report_result(await engine.call(do_agent_sync, engine, agent_id.strip()))
+
+    @tool(WRITE, idempotent=True)
+    async def set_governance_layer(memory_id: str, layer: int) -> Memories:
+        """Change governance layer (1-4); layer 1 also pins the memory."""
+        if layer not in (1, 2, 3, 4):
+            raise tool_error("layer must be 1-4")
+        memory = await engine.call(memories.update, engine.ctx, memory_id, layer=layer,
+                                   pinned=True if layer == 1 else None)
+        return render.memories_result([memory])
+
+    from mem.mcp import optional
+
+    optional.register_v3(server, engine, tool)
+    return list(dict.fromkeys(names))

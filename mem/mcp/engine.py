@@ -1,0 +1,132 @@
+"""What every tool shares: one open Context for the life of the server, serialized stage calls,
+the scope a call works in, and MemError -> tool error.
+
+The stages are synchronous and share one SQLite connection and one loaded embedder, so calls run
+one at a time on a worker thread (the event loop keeps reading requests meanwhile). No read
+transaction is ever left open between calls, so memories other processes add show up at once
+(SQLite WAL).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote, urlparse
+
+from mem.config import git_scope
+from mem.errors import MemError
+
+if TYPE_CHECKING:
+    from mem.stages.context import Context
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+ROOTS_TIMEOUT_S = 3.0
+
+
+class Engine:
+    """One Context (store + warm embedder) behind every tool call of one server process.
+
+    >>> engine = Engine(ctx, fixed_scope=None)          # doctest: +SKIP
+    >>> await engine.call(None, memories.get, engine.ctx, ["0192"])  # doctest: +SKIP
+    """
+
+    def __init__(self, ctx: "Context", *, fixed_scope: str | None) -> None:
+        self.ctx = ctx
+        self.fixed_scope = fixed_scope  # --scope / MEM_SCOPE / config: never overridden by roots
+        self._limiter: Any = None
+        self._roots_scope: dict[int, str] = {}  # per client session
+
+    # ------------------------------------------------------------------ calls
+    async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a stage function on the worker thread, one call at a time; MemError -> ToolError."""
+        import anyio
+        import anyio.to_thread
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(1)
+        try:
+            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=self._limiter)
+        except MemError as error:
+            raise ToolError(error.message) from None
+
+    # ------------------------------------------------------------------ scope
+    async def scope(self, mcp_ctx: Any, requested: str | None) -> str:
+        """The scope one call works in: the one asked for ('*' = every scope), else the server's.
+
+        The server's scope is ``--scope`` (or MEM_SCOPE / config) when given; otherwise the
+        client's first root (its git repository's name, else the folder's name), asked once per
+        session; otherwise the server's working directory (git repository name, else 'global').
+        """
+        if requested is not None:
+            requested = requested.strip()
+            if not requested:
+                raise tool_error("scope must be a non-empty string, or '*' for every scope")
+            return requested
+        if self.fixed_scope:
+            return self.fixed_scope
+        session = _session_of(mcp_ctx)
+        if session is None:
+            return self.ctx.settings.scope
+        key = id(session)
+        if key not in self._roots_scope:
+            self._roots_scope[key] = await self._scope_from_roots(mcp_ctx, session) or self.ctx.settings.scope
+        return self._roots_scope[key]
+
+    async def _scope_from_roots(self, mcp_ctx: Any, session: Any) -> str | None:
+        import anyio
+
+        try:
+            capabilities = mcp_ctx.client_capabilities
+        except Exception:
+            return None
+        if capabilities is None or getattr(capabilities, "roots", None) is None:
+            return None
+        try:
+            with anyio.fail_after(ROOTS_TIMEOUT_S), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = await session.list_roots()
+        except Exception as exc:  # no back channel, timeout, client error: fall back to cwd
+            log.info("roots/list failed (%s); using the working directory's scope", type(exc).__name__)
+            return None
+        for root in result.roots:
+            scope = scope_of_root(str(root.uri))
+            if scope:
+                log.info("scope %r from client root %s", scope, root.uri)
+                return scope
+        return None
+
+
+def scope_of_root(uri: str) -> str | None:
+    """``file:///home/me/src/shop`` -> the git repository's name there, else the folder's name.
+
+    >>> scope_of_root("file:///tmp/not-a-repo/shop")
+    'shop'
+    """
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return None
+    path = Path(unquote(parsed.path))
+    return git_scope(path) or path.name or None
+
+
+def _session_of(mcp_ctx: Any) -> Any:
+    if mcp_ctx is None:
+        return None
+    try:
+        return mcp_ctx.session
+    except Exception:  # called outside a request (in-process tests)
+        return None
+
+
+def tool_error(message: str) -> Exception:
+    """A tool error the client sees with this message (the server keeps serving)."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    return ToolError(message)

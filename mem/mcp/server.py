@@ -1,0 +1,143 @@
+"""Build and run the MCP server: one Store and one warm embedder for the life of the process.
+
+stdout carries JSON-RPC only: logs go to stderr, and while the embedder loads fd 1 points at
+stderr too, so nothing a native library prints can reach the wire.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server import MCPServer
+
+    from mem.config import Settings
+    from mem.mcp.engine import Engine
+
+log = logging.getLogger(__name__)
+
+PROFILES = ("default", "memory-v3")
+INSTRUCTIONS = (
+    "Persistent memory for this project. Search before answering questions about past decisions, "
+    "conventions or facts; add durable facts, decisions, corrections and preferences as you learn them."
+)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 at stderr for the duration (model loading may print from native code)."""
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def build(engine: "Engine", profile: str = "default") -> "MCPServer":
+    """The MCPServer with the tools of ``profile`` and the resources, bound to ``engine``.
+
+    >>> server = build(engine)      # doctest: +SKIP
+    >>> server.run("stdio")         # doctest: +SKIP
+    """
+    from mcp.server import MCPServer
+
+    from mem import __version__
+    from mem.mcp import resources
+
+    if profile not in PROFILES:
+        from mem.errors import BadInput
+
+        raise BadInput(f"unknown profile {profile!r}: {' or '.join(PROFILES)}")
+    server = MCPServer("mem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    if profile == "default":
+        from mem.mcp import tools
+
+        names = tools.register(server, engine)
+    else:
+        from mem.mcp import compat
+
+        names = compat.register(server, engine)
+    resources.register(server, engine)
+    log.info("profile %s: %d tools (%s)", profile, len(names), ", ".join(names))
+    return server
+
+
+def open_engine(settings: "Settings", *, fixed_scope: str | None) -> "Engine":
+    """Open the store and load the embedder now, so the first call is as fast as the rest."""
+    from mem.mcp.engine import Engine
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    store = Store.open(settings.db_path)
+    ctx = Context(store=store, settings=settings)
+    with stdout_to_stderr():
+        ctx.use_embedder(ctx.embedder)  # loads (and binds on an empty database) once, here
+        ctx.embedder.embed(["warm up"])
+    return Engine(ctx, fixed_scope=fixed_scope)
+
+
+def run_stdio(server: "MCPServer") -> None:
+    server.run("stdio")
+
+
+def run_http(server: "MCPServer", *, port: int, token: str | None) -> None:
+    """Streamable HTTP on 127.0.0.1 only, at /mcp; a bearer token is required when ``token`` is set."""
+    import anyio
+    import uvicorn
+
+    app: Any = server.streamable_http_app(host="127.0.0.1")
+    if token:
+        app = BearerGate(app, token)
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False,
+                            log_level="warning", lifespan="on")
+    sys.stderr.write(f"mem: MCP over Streamable HTTP at http://127.0.0.1:{port}/mcp"
+                     f"{' (bearer token required)' if token else ''}\n")
+    sys.stderr.flush()
+    anyio.run(uvicorn.Server(config).serve)
+
+
+class BearerGate:
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode("utf-8")
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        import hmac
+
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error":"unauthorized: send Authorization: Bearer <MEM_MCP_TOKEN>"}'
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"www-authenticate", b'Bearer realm="mem"'),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def setup_logging(verbose: bool) -> None:
+    """Logs to stderr only (stdout is the JSON-RPC pipe)."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("mem-mcp %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for existing in list(root.handlers):
+        root.removeHandler(existing)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)

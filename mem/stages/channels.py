@@ -1,0 +1,214 @@
+"""Graph retrieval channels for ``search``: entity, temporal, community; plus scene expansion.
+
+Each channel is ``(ctx, plan) -> Ranking`` like ``search.semantic``; ``scene`` is a post-fusion
+step over the scored hits. Work shared between channels (query entities, time windows, the
+semantic ranking) is memoized on ``plan.memo`` so a query pays for it once.
+
+- entity: entities named in the query seed spreading activation over the memory<->entity
+  bipartite graph (3 hops, decay 0.7), each spread divided by log(1 + fan) so an entity that
+  many memories mention (or a memory that mentions many entities) passes on less;
+- temporal: dates and periods in the query become event_at/created_at windows; memories inside
+  rank by similarity. "When ..." questions without a date favour memories that carry an event_at;
+- community: the communities whose centroids are nearest the query contribute their members;
+- scene: the top hits pull in the memories right before and after them in their session.
+
+>>> DECAY, HOPS
+(0.7, 3)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from mem.store import graph as sql
+
+if TYPE_CHECKING:
+    from mem.stages.context import Context
+    from mem.stages.search import Plan, Ranking
+
+DECAY = 0.7
+HOPS = 3
+SPREAD_MEMORIES = 50  # memories whose entities spread on hop 2
+SPREAD_ENTITIES = 30  # entities that spread on hop 3
+SPREAD_MAX_FAN = 1000  # entities mentioned more often than this do not spread on hop 3 (too generic)
+WINDOW_MEMBERS = 5000  # memories read per time window
+COMMUNITIES_PER_QUERY = 3
+COMMUNITY_MEMBERS = 600
+SCENE_TOP = 3  # hits whose session neighbours are pulled in
+SCENE_DISCOUNT = 0.5
+
+
+def _ranking(scores: dict[int, float], notes: dict[int, dict[str, Any]] | None = None) -> "Ranking":
+    from mem.stages.search import Ranking
+
+    ranked = sorted(scores, key=lambda r: (-scores[r], r))
+    return Ranking(ranked, scores, notes or {})
+
+
+def _damp(fan: int) -> float:
+    return 1.0 / math.log(1.0 + max(1, fan))
+
+
+# ------------------------------------------------------------------------------ shared analysis
+def query_entities(ctx: "Context", plan: "Plan") -> dict[str, tuple[int, int]]:
+    """Known entities the query names: ``key -> (entity id, fan)``; extracted entities, plus the
+    canonical form of each content word and word pair (so "postgres" or "connection pool" count too)."""
+    if "entities" in plan.memo:
+        return plan.memo["entities"]
+    from mem.enrich.entities import canonical, extract_entities
+    from mem.text import content_terms
+
+    text = plan.query.text
+    keys = [e.key for e in extract_entities(text)]
+    terms = content_terms(text)[:32]
+    keys += [canonical(t) for t in terms]
+    keys += [canonical(f"{a} {b}") for a, b in zip(terms, terms[1:])]
+    keys = [k for k in dict.fromkeys(keys) if k]
+    found = sql.entity_ids_for_keys(ctx.store, keys)
+    plan.memo["entities"] = found
+    return found
+
+
+def time_windows(plan: "Plan") -> list[Any]:
+    """The query's time windows (``mem.enrich.dates.query_windows``), computed once."""
+    if "windows" not in plan.memo:
+        from mem.enrich.dates import query_windows
+
+        plan.memo["windows"] = query_windows(plan.query.text, plan.now)
+    return plan.memo["windows"]
+
+
+def _semantic(ctx: "Context", plan: "Plan") -> "Ranking":
+    ranking = plan.memo.get("ranking:semantic")
+    if ranking is None:
+        from mem.stages.search import semantic
+
+        ranking = plan.memo["ranking:semantic"] = semantic(ctx, plan)
+    return ranking
+
+
+def _by_similarity(ctx: "Context", plan: "Plan", rowids: list[int]) -> dict[int, float]:
+    import numpy as np
+
+    found, matrix = ctx.store.vectors_for(rowids)
+    if not found:
+        return {}
+    sims = matrix @ np.asarray(plan.vector, dtype=np.float32)
+    return {r: float(s) for r, s in zip(found, sims)}
+
+
+# --------------------------------------------------------------------------------------- entity
+def entity(ctx: "Context", plan: "Plan") -> "Ranking":
+    """Spreading activation from the query's entities over the memory<->entity graph."""
+    seeds = query_entities(ctx, plan)
+    if not seeds:
+        return _ranking({})
+    seed_ids = {eid: key for key, (eid, _) in seeds.items()}
+    scores: dict[int, float] = {}
+    # Hop 1: entity -> memories.
+    first = sql.mention_weights(ctx.store, {eid: DECAY * _damp(fan) for eid, fan in seeds.values()},
+                                plan.scope, plan.candidates)
+    for rowid, a in first:
+        scores[rowid] = scores.get(rowid, 0.0) + a
+    top = [r for r, _ in first[:SPREAD_MEMORIES]]
+    mentions = sql.entities_of(ctx.store, top)
+    notes: dict[int, dict[str, Any]] = {}
+    for rowid, eid, _, _, _ in mentions:
+        if eid in seed_ids:
+            notes.setdefault(rowid, {"via": []})["via"].append(seed_ids[eid])
+    # Hop 2: memories -> their other entities, damped by how many entities each memory has.
+    fans = sql.memory_fans(ctx.store, top)
+    activation = dict(first)
+    entity_act: dict[int, float] = {}
+    entity_fan: dict[int, int] = {}
+    for rowid, eid, _, _, fan in mentions:
+        if eid in seed_ids or fan > SPREAD_MAX_FAN:
+            continue
+        entity_act[eid] = entity_act.get(eid, 0.0) + activation.get(rowid, 0.0) * DECAY * _damp(fans.get(rowid, 1))
+        entity_fan[eid] = fan
+    # Hop 3: those entities -> memories.
+    spread = sorted(entity_act, key=lambda e: (-entity_act[e], e))[:SPREAD_ENTITIES]
+    if spread:
+        third = sql.mention_weights(ctx.store, {e: entity_act[e] * DECAY * _damp(entity_fan[e]) for e in spread},
+                                    plan.scope, plan.candidates)
+        for rowid, a in third:
+            scores[rowid] = scores.get(rowid, 0.0) + a
+    scores = {r: round(s, 6) for r, s in scores.items()}
+    ranked = sorted(scores, key=lambda r: (-scores[r], r))[: plan.candidates]
+    return _ranking({r: scores[r] for r in ranked}, {r: notes[r] for r in ranked if r in notes})
+
+
+# ------------------------------------------------------------------------------------- temporal
+def temporal(ctx: "Context", plan: "Plan") -> "Ranking":
+    """Memories inside the query's time windows (by similarity); for "when" questions, similar
+    memories that carry an event_at."""
+    from mem.enrich.dates import format_datetime, is_when_question
+
+    windows = time_windows(plan)
+    if windows:
+        notes: dict[int, dict[str, Any]] = {}
+        members: list[int] = []
+        for window in windows:
+            inside = sql.rowids_in_window(ctx.store, plan.scope, format_datetime(window.start),
+                                          format_datetime(window.end), WINDOW_MEMBERS)
+            for rowid in inside:
+                if rowid not in notes:
+                    notes[rowid] = {"window": window.surface}
+                    members.append(rowid)
+        sims = _by_similarity(ctx, plan, members)
+        # In-window memories without a vector still count, just below those that have one.
+        scores = {r: round(1.0 + sims.get(r, -1.0), 6) for r in members}
+        ranked = sorted(scores, key=lambda r: (-scores[r], r))[: plan.candidates]
+        return _ranking({r: scores[r] for r in ranked}, {r: notes[r] for r in ranked})
+    if is_when_question(plan.query.text):
+        semantic = _semantic(ctx, plan)
+        dated = sql.with_event_at(ctx.store, semantic.ranked)
+        scores = {r: semantic.scores[r] for r in semantic.ranked if r in dated}
+        return _ranking(scores, {r: {"event_at": True} for r in scores})
+    return _ranking({})
+
+
+# ------------------------------------------------------------------------------------ community
+def community(ctx: "Context", plan: "Plan") -> "Ranking":
+    """Members of the communities whose centroids are nearest the query (only when communities exist)."""
+    import numpy as np
+
+    if not sql.has_communities(ctx.store, plan.scope):
+        return _ranking({})
+    ids, matrix = sql.centroids(ctx.store, plan.scope)
+    if matrix is None or not ids:
+        return _ranking({})
+    q = np.asarray(plan.vector, dtype=np.float32)
+    if matrix.shape[1] != q.shape[0]:
+        return _ranking({})  # stale centroids from another embedder: ignore until recomputed
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    sims = (matrix @ q) / norms
+    order = np.argsort(-sims, kind="stable")[:COMMUNITIES_PER_QUERY]
+    chosen = [ids[i] for i in order if sims[i] > 0]
+    notes: dict[int, dict[str, Any]] = {}
+    members: list[int] = []
+    for cid in chosen:
+        for rowid in sql.community_rowids(ctx.store, [cid], COMMUNITY_MEMBERS):
+            if rowid not in notes:
+                notes[rowid] = {"community": cid}
+                members.append(rowid)
+    scores = {r: round(s, 6) for r, s in _by_similarity(ctx, plan, members).items()}
+    ranked = sorted(scores, key=lambda r: (-scores[r], r))[: plan.candidates]
+    return _ranking({r: scores[r] for r in ranked}, {r: notes[r] for r in ranked})
+
+
+# ---------------------------------------------------------------------------------------- scene
+def scene(ctx: "Context", top: list[tuple[float, int]]) -> dict[int, tuple[float, int]]:
+    """Post-fusion: session neighbours of the best hits, ``rowid -> (discounted score, from rowid)``.
+
+    ``top`` is ``(score, rowid)`` best first; a neighbour reached from several hits keeps the best.
+    """
+    pulled: dict[int, tuple[float, int]] = {}
+    for score, rowid in top[:SCENE_TOP]:
+        for other in sql.scene_neighbours(ctx.store, rowid):
+            value = score * SCENE_DISCOUNT
+            if other not in pulled or value > pulled[other][0]:
+                pulled[other] = (value, rowid)
+    return pulled

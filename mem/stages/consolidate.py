@@ -1,0 +1,534 @@
+"""Consolidation ("sleep"): replay, reorganize, compress, prune. Cron-safe, idempotent, ``dry_run``-able.
+
+- ``replay``: index the assertions of memories stored before the contradiction index existed
+  (and resolve their contradictions), then re-link memories created or used since the last run
+  (``mem.stages.link.relink`` or ``link_semantic`` when the graph work provides them; else
+  ``see_also`` edges to near neighbours).
+- ``reorganize``: communities and centroids per scope (``mem.stages.graph.communities`` when it
+  exists; else spherical k-means over the vectors, deterministic), then
+  ``surprise = 1 - max cosine to the centroids``.
+- ``compress``: clusters of >= 3 near duplicates (cosine >= 0.85 to the cluster's first member,
+  within one community) become one new memory through the normal intake path
+  (``mem.stages.add.run`` with ``keep_near``), holding every distinct sentence of the originals
+  (or an Ollama merge that kept every name and number); ``derived_from`` edges go from the new
+  memory to each original, and the originals are archived, never deleted.
+- ``prune``: the lifecycle step (``mem.stages.lifecycle.prune``).
+
+Every write is a short transaction over one batch. A second run at the same ``now`` finds
+nothing to do: edges exist, surprise is unchanged, clusters are archived, radii are current.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from mem.errors import BadInput
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mem.records import Memory
+    from mem.stages.context import Context
+
+PHASES = ("replay", "reorganize", "compress", "prune")
+REPLAY_DAYS = 7  # first run: re-link what was created or used in the last week
+BATCH = 200
+SURPRISE_BATCH = 2000
+NEAR = 0.85
+MIN_CLUSTER = 3
+MAX_CLUSTER = 20
+MAX_GROUP = 4000  # pairwise similarities are computed within groups of at most this many memories
+KMEANS_SAMPLE = 20_000
+KMEANS_ITERATIONS = 8
+MAX_COMMUNITIES = 256
+SEE_ALSO_MIN = 0.5
+SEE_ALSO_MAX = 5
+
+
+@dataclass
+class Options:
+    phases: Sequence[str] = PHASES
+    dry_run: bool = False
+    limit: int | None = None  # at most this many actions per phase
+    scope: str | None = None  # None: every scope
+    llm: str | None = None  # "ollama" or "ollama:MODEL": abstractive merges, checked
+    near: float = NEAR
+
+
+@dataclass
+class _Run:
+    at: str
+    options: Options
+    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, tuple[list[int], Any]] = field(default_factory=dict)  # scope -> (rowids, community index)
+
+
+class _DryRun(Exception):
+    """Raised at the end of a dry-run transaction so it rolls back."""
+
+
+@contextmanager
+def _txn(ctx: "Context", dry_run: bool) -> Iterator[None]:
+    """A write transaction; in a dry run the same statements run and are rolled back."""
+    if not dry_run:
+        with ctx.store.write():
+            yield
+        return
+    try:
+        with ctx.store.write():
+            yield
+            raise _DryRun
+    except _DryRun:
+        pass
+
+
+def run(ctx: "Context", options: Options) -> Iterator[dict[str, Any]]:
+    """Run the chosen phases in order; yield one record per action, then a ``summary``."""
+    from mem.store import lifecycle as sql
+
+    unknown = [p for p in options.phases if p not in PHASES]
+    if unknown:
+        raise BadInput(f"unknown phase(s) {', '.join(unknown)}; one of {', '.join(PHASES)}")
+    phases = [p for p in PHASES if p in options.phases]  # always in the natural order
+    if options.limit is not None and options.limit < 0:
+        raise BadInput("--limit must be >= 0")
+    state = _Run(at=ctx.now_iso(), options=options)
+    run_id = None
+    if not options.dry_run:
+        with ctx.store.write():
+            run_id = sql.start_run(ctx.store, state.at, phases, False)
+    handlers = {"replay": _replay, "reorganize": _reorganize, "compress": _compress, "prune": _prune}
+    total = 0
+    try:
+        for phase in phases:
+            started = time.perf_counter()
+            stats = state.stats.setdefault(phase, {"actions": 0})
+            for record in handlers[phase](ctx, state, stats):
+                stats["actions"] += 1
+                total += 1
+                yield record
+            stats["seconds"] = round(time.perf_counter() - started, 3)
+    except BaseException as exc:
+        if run_id is not None:
+            with ctx.store.write():
+                sql.finish_run(ctx.store, run_id, ctx.now_iso(), "failed", state.stats, f"{type(exc).__name__}: {exc}")
+        raise
+    summary = {"record": "summary", "command": "consolidate", "run": run_id, "now": state.at,
+               "dry_run": options.dry_run, "actions": total, "phases": state.stats}
+    if run_id is not None:
+        with ctx.store.write():
+            sql.finish_run(ctx.store, run_id, ctx.now_iso(), "ok", state.stats)
+    yield summary
+
+
+def _scopes(ctx: "Context", options: Options) -> list[str]:
+    from mem.store import lifecycle as sql
+
+    return [options.scope] if options.scope else sql.scopes(ctx.store)
+
+
+def _room(options: Options, stats: dict[str, Any]) -> bool:
+    return options.limit is None or stats["actions"] < options.limit
+
+
+# ---------------------------------------------------------------------------------- replay
+def _replay(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    from mem.stages import supersede
+    from mem.store import lifecycle as sql
+
+    options = state.options
+    stats.update(indexed=0, superseded=0, relinked=0, links=0)
+    # 1. memories stored before the assertion index existed: index them, resolving conflicts in rowid order
+    while _room(options, stats):
+        rows = sql.unasserted(ctx.store, BATCH)
+        if options.scope:
+            rows = [(r, m) for r, m in rows if m.scope == options.scope]
+        if not rows:
+            break
+        records: list[dict[str, Any]] = []
+        with _txn(ctx, options.dry_run):
+            for rowid, memory in rows:
+                for old_id in supersede.check(ctx, rowid, memory):
+                    newer = memory.id if old_id != memory.id else ctx.store.get(memory.id).superseded_by
+                    records.append({"record": "action", "phase": "replay", "action": "supersede", "id": newer,
+                                    "supersedes": old_id, "dry_run": options.dry_run})
+            stats["indexed"] += len(rows)
+        stats["superseded"] += len(records)
+        yield from records
+        if options.dry_run:
+            break  # rolled back: the same rows would come again
+    # 2. re-link what is recent
+    since = sql.last_run(ctx.store, "replay")
+    floor = _iso(ctx, days=-REPLAY_DAYS)
+    if since is None or since > state.at:
+        since = floor
+    relink = _relinker()
+    last = 0
+    while _room(options, stats):
+        rows = sql.recent_rows(ctx.store, scope=options.scope, since=since, after_rowid=last, limit=BATCH)
+        if not rows:
+            break
+        last = rows[-1][0]
+        found, matrix = ctx.store.vectors_for([r for r, _ in rows])
+        vectors = dict(zip(found, matrix))
+        records = []
+        with _txn(ctx, options.dry_run):
+            for rowid, memory in rows:
+                if rowid not in vectors or not _room(options, {"actions": stats["actions"] + len(records)}):
+                    continue
+                made = relink(ctx, rowid, memory, vectors[rowid], state.at)
+                stats["relinked"] += 1
+                if made:
+                    stats["links"] += made
+                    records.append({"record": "action", "phase": "replay", "action": "link", "id": memory.id,
+                                    "links": made, "dry_run": options.dry_run})
+        yield from records
+
+
+def _relinker() -> Any:
+    """The graph work's relinking when it exists, else our own ``see_also`` refresh."""
+    from mem.stages import link
+
+    for name in ("relink", "link_semantic"):
+        fn = getattr(link, name, None)
+        if callable(fn):
+            return fn
+    return _see_also
+
+
+def _see_also(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray", at: str) -> int:
+    """``see_also`` both ways to the nearest memories of the scope (cosine >= SEE_ALSO_MIN); new links made."""
+    from mem.store import lifecycle as sql
+
+    made = 0
+    near = [(r, s) for r, s in ctx.vectors.nearest(vector, SEE_ALSO_MAX + 1, memory.scope) if r != rowid][:SEE_ALSO_MAX]
+    others = ctx.store.by_rowids([r for r, s in near if s >= SEE_ALSO_MIN])
+    for other_rowid, sim in near:
+        other = others.get(other_rowid)
+        if other is None:
+            continue
+        made += sql.add_edge(ctx.store, memory.id, other.id, layer="semantic", type="see_also", at=at,
+                             weight=round(sim, 4), origin="consolidate")
+        sql.add_edge(ctx.store, other.id, memory.id, layer="semantic", type="see_also", at=at,
+                     weight=round(sim, 4), origin="consolidate")
+    return made
+
+
+def _iso(ctx: "Context", *, days: float) -> str:
+    from mem.enrich.dates import format_datetime
+
+    return format_datetime(ctx.now() + timedelta(days=days))
+
+
+# ------------------------------------------------------------------------------ reorganize
+def _reorganize(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    stats.update(communities=0, surprise_updated=0)
+    for scope in _scopes(ctx, state.options):
+        if not _room(state.options, stats):
+            break
+        record = _reorganize_scope(ctx, state, stats, scope)
+        if record is not None:
+            yield record
+
+
+def _reorganize_scope(ctx: "Context", state: _Run, stats: dict[str, Any], scope: str) -> dict[str, Any] | None:
+    """Communities, centroids and surprise for one scope; a record when anything changed."""
+    import numpy as np
+
+    from mem.store import graph as graph_sql
+    from mem.store import lifecycle as sql
+
+    options = state.options
+    rowids, matrix, surprise = _load(sql.live_vectors(ctx.store, scope))
+    if len(rowids) < MIN_CLUSTER:
+        return None
+    changed = False
+    centroids = None
+    external = _external_communities()
+    if external is not None:
+        if not options.dry_run:
+            external(ctx, scope=scope)  # the graph work's communities (they store members and centroids)
+        _, centroids = graph_sql.centroids(ctx.store, scope)
+        method = "graph"
+    if centroids is None or not len(centroids):  # no graph communities (yet): cluster the vectors
+        centroids = spherical_kmeans(matrix, _k(len(rowids)))
+        method = "kmeans"
+    else:
+        norms = np.linalg.norm(centroids, axis=1, keepdims=True)
+        centroids = (centroids / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+    labels, best = _assign(matrix, centroids)
+    if method == "kmeans":
+        # final centroids: the normalized mean of every member, so they describe all of the scope
+        centroids = _means(matrix, labels, centroids)
+        labels, best = _assign(matrix, centroids)
+    if method == "kmeans" and external is None:  # when the graph work owns the table, never overwrite it
+        _, stored = graph_sql.centroids(ctx.store, scope)
+        changed = stored is None or stored.shape != centroids.shape or not np.allclose(stored, centroids, atol=1e-5)
+        if changed:
+            groups = [([rowids[i] for i in np.flatnonzero(labels == j)], centroids[j], "kmeans")
+                      for j in range(len(centroids))]
+            with _txn(ctx, options.dry_run):
+                graph_sql.replace_communities(ctx.store, scope, groups, state.at)
+    state.labels[scope] = (rowids, labels)
+    fresh = np.round(1.0 - np.clip(best, -1.0, 1.0), 4)
+    updates = [(rowids[i], float(fresh[i])) for i in np.flatnonzero(np.abs(fresh - surprise) > 1e-4)]
+    for start in range(0, len(updates), SURPRISE_BATCH):
+        with _txn(ctx, options.dry_run):
+            sql.set_surprise(ctx.store, updates[start : start + SURPRISE_BATCH])
+    stats["communities"] = stats.get("communities", 0) + len(centroids)
+    stats["surprise_updated"] = stats.get("surprise_updated", 0) + len(updates)
+    if not (changed or updates):
+        return None
+    return {"record": "action", "phase": "reorganize", "action": "communities", "scope": scope, "method": method,
+            "communities": int(len(centroids)), "changed": bool(changed), "surprise_updated": len(updates),
+            "dry_run": options.dry_run}
+
+
+def _external_communities() -> Any:
+    try:
+        from mem.stages import graph  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    fn = getattr(graph, "communities", None)
+    return fn if callable(fn) else None
+
+
+def _load(batches: Iterator[tuple[Any, ...]]) -> tuple[list[int], "np.ndarray", "np.ndarray"]:
+    import numpy as np
+
+    rowids: list[int] = []
+    blocks = []
+    extra: list[float] = []
+    for batch in batches:
+        rowids.extend(batch[0])
+        blocks.append(batch[1])
+        if len(batch) > 2:
+            extra.extend(batch[2])
+    if not blocks:
+        return [], np.zeros((0, 0), dtype=np.float32), np.zeros(0)
+    return rowids, np.vstack(blocks), np.asarray(extra, dtype=np.float64)
+
+
+def _k(n: int) -> int:
+    return max(1, min(MAX_COMMUNITIES, round((n / 2) ** 0.5)))
+
+
+def spherical_kmeans(matrix: "np.ndarray", k: int, *, seed: int = 0) -> "np.ndarray":
+    """Deterministic spherical k-means on a sample: (k, dim) unit centroids.
+
+    >>> import numpy as np
+    >>> x = np.array([[1, 0], [0.99, 0.1], [0, 1], [0.1, 0.99]], dtype=np.float32)
+    >>> c = spherical_kmeans(x / np.linalg.norm(x, axis=1, keepdims=True), 2)
+    >>> sorted(np.argmax(x @ c.T, axis=1).tolist()) == [0, 0, 1, 1] or sorted(np.argmax(x @ c.T, axis=1).tolist()) == [0, 0, 1, 1]
+    True
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = len(matrix)
+    sample = matrix if n <= KMEANS_SAMPLE else matrix[np.sort(rng.choice(n, KMEANS_SAMPLE, replace=False))]
+    k = min(k, len(sample))
+    centroids = sample[np.sort(rng.choice(len(sample), k, replace=False))].astype(np.float32)
+    for _ in range(KMEANS_ITERATIONS):
+        labels, _ = _assign(sample, centroids)
+        centroids = _means(sample, labels, centroids)
+    return centroids
+
+
+def _assign(matrix: "np.ndarray", centroids: "np.ndarray", block: int = 4096) -> tuple["np.ndarray", "np.ndarray"]:
+    import numpy as np
+
+    labels = np.zeros(len(matrix), dtype=np.int64)
+    best = np.zeros(len(matrix), dtype=np.float32)
+    for start in range(0, len(matrix), block):
+        sims = matrix[start : start + block] @ centroids.T
+        labels[start : start + block] = np.argmax(sims, axis=1)
+        best[start : start + block] = sims[np.arange(len(sims)), labels[start : start + block]]
+    return labels, best
+
+
+def _means(matrix: "np.ndarray", labels: "np.ndarray", previous: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    sums = np.zeros_like(previous, dtype=np.float64)
+    np.add.at(sums, labels, matrix)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    empty = norms[:, 0] == 0
+    out = np.where(empty[:, None], previous, sums / np.where(norms == 0, 1.0, norms))
+    return out.astype(np.float32)
+
+
+# -------------------------------------------------------------------------------- compress
+def _compress(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    import numpy as np
+
+    from mem.store import graph as graph_sql
+    from mem.store import lifecycle as sql
+
+    options = state.options
+    stats.update(clusters=0, merged=0, llm=0, llm_fallback=0)
+    for scope in _scopes(ctx, options):
+        rowids, matrix, _ = _load(sql.compress_candidates(ctx.store, scope))
+        if len(rowids) < MIN_CLUSTER:
+            continue
+        known = state.labels.get(scope)
+        if known is not None:
+            position = {r: i for i, r in enumerate(known[0])}
+            labels = np.array([known[1][position[r]] if r in position else -1 for r in rowids])
+        else:
+            _, centroids = graph_sql.centroids(ctx.store, scope)
+            labels = _assign(matrix, centroids)[0] if centroids is not None and len(centroids) else np.zeros(len(rowids), int)
+        merged = False
+        for group in _groups(labels):
+            for cluster in near_clusters(matrix[group], options.near):
+                if not _room(options, stats):
+                    break
+                members = [rowids[group[i]] for i in cluster]
+                record = _merge(ctx, state, stats, members)
+                if record is not None:
+                    merged = merged or not options.dry_run
+                    yield record
+        if merged and "reorganize" in options.phases:
+            # the merges changed the scope's memories: refresh its communities and surprise now,
+            # so that the next run finds nothing to do
+            _reorganize_scope(ctx, state, state.stats.setdefault("reorganize", {"actions": 0}), scope)
+
+
+def _groups(labels: "np.ndarray") -> list[list[int]]:
+    """Row indexes per community (rowid order kept), big ones cut into MAX_GROUP slices."""
+    import numpy as np
+
+    out: list[list[int]] = []
+    for label in np.unique(labels):
+        members = np.flatnonzero(labels == label).tolist()
+        out.extend(members[i : i + MAX_GROUP] for i in range(0, len(members), MAX_GROUP))
+    return out
+
+
+def near_clusters(matrix: "np.ndarray", near: float = NEAR) -> list[list[int]]:
+    """Leader clustering: in order, a memory and every unclaimed memory with cosine >= ``near`` to it
+    form a cluster when they are at least MIN_CLUSTER (at most MAX_CLUSTER, most similar first).
+
+    >>> import numpy as np
+    >>> m = np.array([[1, 0], [0.99, 0.14], [0.98, 0.2], [0, 1]], dtype=np.float32)
+    >>> near_clusters(m / np.linalg.norm(m, axis=1, keepdims=True))
+    [[0, 1, 2]]
+    """
+    import numpy as np
+
+    if len(matrix) < MIN_CLUSTER:
+        return []
+    sims = matrix @ matrix.T
+    claimed = np.zeros(len(matrix), dtype=bool)
+    out: list[list[int]] = []
+    for i in range(len(matrix)):
+        if claimed[i]:
+            continue
+        close = np.flatnonzero((sims[i] >= near) & ~claimed)
+        close = close[close != i]
+        if len(close) + 1 < MIN_CLUSTER:
+            continue
+        close = close[np.argsort(-sims[i, close], kind="stable")][: MAX_CLUSTER - 1]
+        members = sorted([i, *close.tolist()])
+        claimed[members] = True
+        out.append(members)
+    return out
+
+
+def _merge(ctx: "Context", state: _Run, stats: dict[str, Any], rowids: list[int]) -> dict[str, Any] | None:
+    from mem.lifecycle.merge import merge_extractive
+    from mem.stages import add
+    from mem.store import lifecycle as sql
+
+    options = state.options
+    found = ctx.store.by_rowids(rowids)
+    originals = sorted((found[r] for r in rowids if r in found), key=lambda m: (m.created_at, m.id))
+    if len(originals) < MIN_CLUSTER:
+        return None
+    texts = [m.text for m in originals]
+    method, note = "extractive", None
+    text = merge_extractive(texts)
+    if options.llm:
+        merged, note = _llm_merge(ctx, texts, options.llm)
+        if merged is not None:
+            text, method = merged, "llm"
+            stats["llm"] += 1
+        else:
+            stats["llm_fallback"] += 1
+    stats["clusters"] += 1
+    ids = [m.id for m in originals]
+    record: dict[str, Any] = {"record": "action", "phase": "compress", "action": "merge", "id": None,
+                              "derived_from": ids, "method": method, "text": text, "dry_run": options.dry_run}
+    if note:
+        record["note"] = note
+    if options.dry_run:
+        return record
+    kinds = Counter(m.kind for m in originals)
+    sources = {m.source for m in originals}
+    raw: dict[str, Any] = {
+        "text": text, "kind": kinds.most_common(1)[0][0], "scope": originals[0].scope,
+        "tags": list(dict.fromkeys(t for m in originals for t in m.tags)),
+        "layer": min(m.layer for m in originals), "confidence": max(m.confidence for m in originals),
+        "created_at": max(m.created_at for m in originals),
+        "meta": {"consolidated": {"from": ids, "method": method, "at": state.at}},
+    }
+    if len(sources) == 1 and None not in sources:
+        raw["source"] = sources.pop()
+    outcome = next(iter(add.run(ctx, [(None, raw)], add.AddOptions(keep_near=True))))
+    if outcome.id is None:
+        record.update(action="skip", reason=outcome.reason or outcome.status)
+        return record
+    uses = sum(m.access_count for m in originals)
+    last_used = max((m.last_accessed_at for m in originals if m.last_accessed_at), default=None)
+    with ctx.store.write():
+        for memory in originals:
+            sql.add_edge(ctx.store, outcome.id, memory.id, layer="lifecycle", type="derived_from", at=state.at,
+                         origin="consolidate")
+            if ctx.store.get(memory.id).status != "archived":
+                ctx.store.update_memory(memory.id, {"status": "archived", "updated_at": state.at}, at=state.at,
+                                        op="consolidate")
+        if outcome.status == "added":
+            sql.set_usage(ctx.store, outcome.id, uses, last_used)
+    stats["merged"] += len(originals)
+    record.update(id=outcome.id, status=outcome.status)
+    return record
+
+
+def _llm_merge(ctx: "Context", texts: list[str], llm: str) -> tuple[str | None, str | None]:
+    """An Ollama merge, accepted only when every name and number of the originals survived."""
+    from mem.lifecycle.merge import missing_facts
+
+    backend, _, model = llm.partition(":")
+    if backend != "ollama":
+        raise BadInput(f"unknown --llm {llm!r}: use ollama or ollama:MODEL")
+    model = model or ctx.settings.llm
+    prompt = ("Merge these notes into ONE short note. Keep every fact, name, number, date and identifier "
+              "exactly as written; add nothing.\n\n" + "\n".join(f"- {t}" for t in texts) + "\n\nMerged note:")
+    try:
+        import ollama
+
+        client = ollama.Client(host=ctx.settings.ollama_host, timeout=60)
+        response = client.generate(model=model, prompt=prompt, options={"temperature": 0, "seed": 0})
+        merged = str(response["response"]).strip()
+    except Exception as exc:  # Ollama down or model missing: the extractive merge is always there
+        return None, f"llm unavailable ({type(exc).__name__}); extractive merge used"
+    lost = missing_facts(texts, merged)
+    if not merged or lost:
+        return None, f"llm merge lost {', '.join(lost[:5]) or 'everything'}; extractive merge used"
+    return merged, None
+
+
+# ----------------------------------------------------------------------------------- prune
+def _prune(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    from mem.stages.lifecycle import prune
+
+    counts: dict[str, int] = {}
+    options = state.options
+    yield from prune(ctx, scope=options.scope, dry_run=options.dry_run, limit=options.limit, counts=counts)
+    stats.update(counts)

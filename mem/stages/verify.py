@@ -1,0 +1,139 @@
+"""Verify: are memories still true to their sources, and which contradictions are still open?
+
+For each memory with a ``source`` file, the file's sha256 now is compared with ``source_hash``
+(taken at capture): ``verified`` | ``stale`` (with the current text of ``source_line`` when one
+is known; nothing new is stored, the line is only reported) | ``missing``. URLs are not fetched.
+Open contradictions (``contradicts`` edges between two live memories) are listed. Unverified or
+stale memories older than ``older_than_days`` lose confidence (layers 3-4 only, never pinned):
+
+    confidence = min(confidence, max(0.1, exp(-(age - older_than_days) / 60 days)))  (x 0.5 if stale)
+
+a cap that depends only on age, so running verify twice at the same instant changes nothing.
+Findings (problems only) are yielded one per line, then one ``summary`` record.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mem.records import Memory
+    from mem.stages.context import Context
+
+BATCH = 500
+CONFIDENCE_TAU_DAYS = 60.0
+CONFIDENCE_FLOOR = 0.1
+MAX_LINE_CHARS = 500
+
+
+def _check(memory: "Memory") -> tuple[str | None, str | None]:
+    """``(verification, current text of source_line)``; None when the source cannot be checked."""
+    from mem.stages.add import file_sha256
+
+    source = memory.source or ""
+    if "://" in source:
+        return None, None
+    path = Path(source).expanduser()
+    if not path.is_file():
+        return "missing", None
+    digest = file_sha256(str(path))
+    if digest is None:
+        return "missing", None
+    if memory.source_hash is None:
+        return None, None  # unreadable at capture: nothing to compare with
+    if digest == memory.source_hash:
+        return "verified", None
+    line = None
+    if memory.source_line:
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as fh:
+                for number, text in enumerate(fh, start=1):
+                    if number == memory.source_line:
+                        line = text.rstrip("\n")[:MAX_LINE_CHARS]
+                        break
+        except OSError:
+            pass
+    return "stale", line
+
+
+def confidence_cap(age_days: float, older_than_days: float, stale: bool) -> float:
+    """The most confidence an unverified (or stale) memory of this age keeps.
+
+    >>> confidence_cap(10, 30, False), round(confidence_cap(90, 30, False), 3), round(confidence_cap(30, 30, True), 2)
+    (1.0, 0.368, 0.5)
+    """
+    cap = 1.0 if age_days <= older_than_days else math.exp(-(age_days - older_than_days) / CONFIDENCE_TAU_DAYS)
+    if stale:
+        cap *= 0.5
+    return max(CONFIDENCE_FLOOR, cap)
+
+
+def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None = None,
+        older_than_days: float = 30.0) -> Iterator[dict[str, Any]]:
+    """Yield one ``finding`` per problem, then a ``summary``; ``ids`` limits the check to those memories."""
+    from mem.enrich.dates import format_datetime, parse_datetime
+    from mem.store import lifecycle as sql
+
+    store = ctx.store
+    scope = ctx.scope_filter(scope) if ids is None else None
+    at = ctx.now_iso()
+    now = ctx.now()
+    counts = {"checked": 0, "verified": 0, "stale": 0, "missing": 0, "contradictions": 0, "decayed": 0}
+    last = 0
+    while True:
+        rows = sql.with_source(store, scope=scope, ids=ids, after_rowid=last, limit=BATCH)
+        if not rows:
+            break
+        last = rows[-1][0]
+        changes: list[tuple[str, str]] = []
+        findings: list[dict[str, Any]] = []
+        for _, memory in rows:
+            verdict, line = _check(memory)
+            if verdict is None:
+                continue
+            counts["checked"] += 1
+            counts[verdict] += 1
+            if verdict != memory.verification:
+                changes.append((memory.id, verdict))
+            if verdict != "verified":
+                finding: dict[str, Any] = {"record": "finding", "finding": verdict, "id": memory.id,
+                                           "source": memory.source, "text": memory.text}
+                if verdict == "stale" and memory.source_line:
+                    finding["source_line"] = memory.source_line
+                    finding["line_text"] = line
+                findings.append(finding)
+        if changes:
+            with store.write():
+                for memory_id, verdict in changes:
+                    store.update_memory(memory_id, {"verification": verdict}, at=at, op="verify")
+        yield from findings
+    for newer, older, since in sql.open_contradictions(store, ids):
+        a, b = store.get(newer), store.get(older)
+        if scope is not None and a.scope != scope:
+            continue
+        counts["contradictions"] += 1
+        yield {"record": "finding", "finding": "contradiction", "id": newer, "other": older, "since": since,
+               "text": a.text, "other_text": b.text}
+    before = format_datetime(now - timedelta(days=older_than_days))
+    last = 0
+    while True:
+        rows = sql.decay_candidates(store, scope=scope, ids=ids, created_before=before, after_rowid=last, limit=BATCH)
+        if not rows:
+            break
+        last = rows[-1][0]
+        lowered = []
+        for rowid, memory in rows:
+            age = max(0.0, (now - parse_datetime(memory.created_at)).total_seconds() / 86400.0)
+            value = round(min(memory.confidence, confidence_cap(age, older_than_days, memory.verification == "stale")), 4)
+            if value < memory.confidence - 1e-6:
+                lowered.append((rowid, value))
+        if lowered:
+            with store.write():
+                sql.set_confidence(store, lowered)
+            counts["decayed"] += len(lowered)
+    problems = counts["stale"] + counts["missing"] + counts["contradictions"]
+    yield {"record": "summary", "command": "verify", **counts, "problems": problems}

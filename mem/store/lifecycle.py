@@ -1,0 +1,323 @@
+"""SQL for the lifecycle work (consolidate, verify, archive, supersession): functions taking a Store.
+
+Kept out of ``Store`` itself so other features can extend the store without edit conflicts.
+Writers here expect to run inside ``store.write()``; readers never take a write lock. Derived
+lifecycle state (radius, importance, surprise) is written without a changelog row: it is
+recomputed, not authored; status changes go through ``Store.update_memory`` and are logged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from mem.records import MEMORY_FIELDS, Memory
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from mem.store import Store
+
+_COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    from mem.store import _row_to_memory
+
+    return _row_to_memory(row)
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode("utf-8")
+
+
+# ------------------------------------------------------------------ lifecycle rows
+@dataclass
+class LifeRow:
+    rowid: int
+    memory: Memory
+    radius: float | None
+    stepped_at: str | None
+    uses_seen: int
+
+
+def life_rows(store: "Store", *, scope: str | None, after_rowid: int, limit: int,
+              statuses: Sequence[str] = ("active", "cold")) -> list[LifeRow]:
+    """A batch of memories with their lifecycle state, in rowid order after ``after_rowid``."""
+    marks = ",".join("?" * len(statuses))
+    sql = (f"SELECT m.rowid, m.lc_radius, m.lc_at, m.lc_uses, {_COLUMNS} FROM memories m "
+           f"WHERE m.rowid > ? AND m.status IN ({marks})")
+    params: list[Any] = [after_rowid, *statuses]
+    if scope is not None:
+        sql += " AND m.scope = ?"
+        params.append(scope)
+    sql += " ORDER BY m.rowid LIMIT ?"
+    params.append(limit)
+    return [LifeRow(int(r[0]), _memory(r[4:]), r[1], r[2], int(r[3] or 0)) for r in store.conn.execute(sql, params)]
+
+
+def lifecycle_state(store: "Store", memory_id: str) -> tuple[float | None, str | None, int]:
+    row = store.conn.execute("SELECT lc_radius, lc_at, lc_uses FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    return (row[0], row[1], int(row[2] or 0)) if row else (None, None, 0)
+
+
+def save_steps(store: "Store", steps: Iterable[tuple[int, float, str, int, float]]) -> None:
+    """``(rowid, radius, stepped_at, uses_seen, importance)`` for each stepped memory (no changelog)."""
+    store.conn.executemany(
+        "UPDATE memories SET lc_radius = ?, lc_at = ?, lc_uses = ?, importance = ? WHERE rowid = ?",
+        [(radius, at, uses, importance, rowid) for rowid, radius, at, uses, importance in steps],
+    )
+
+
+def reset_lifecycle(store: "Store", memory_id: str, radius: float, at: str) -> None:
+    """Put a memory back at the entry radius (restore): it starts its life in the ball again."""
+    store.conn.execute("UPDATE memories SET lc_radius = ?, lc_at = ?, lc_uses = access_count WHERE id = ?",
+                       (radius, at, memory_id))
+
+
+def set_usage(store: "Store", memory_id: str, access_count: int, last_accessed_at: str | None) -> None:
+    """A merged memory inherits its originals' use history (so merging does not make it look unused)."""
+    store.conn.execute("UPDATE memories SET access_count = ?, last_accessed_at = ?, lc_uses = ? WHERE id = ?",
+                       (access_count, last_accessed_at, access_count, memory_id))
+
+
+def set_surprise(store: "Store", values: Iterable[tuple[int, float]]) -> None:
+    store.conn.executemany("UPDATE memories SET surprise = ? WHERE rowid = ?", [(s, r) for r, s in values])
+
+
+def set_confidence(store: "Store", values: Iterable[tuple[int, float]]) -> None:
+    store.conn.executemany("UPDATE memories SET confidence = ? WHERE rowid = ?", [(c, r) for r, c in values])
+
+
+def scopes(store: "Store") -> list[str]:
+    return [r[0] for r in store.conn.execute("SELECT DISTINCT scope FROM memories ORDER BY scope")]
+
+
+def recent_vectors(store: "Store", scope: str, since: str, limit: int = 500) -> "np.ndarray":
+    """Vectors of the memories created or used since ``since`` in ``scope`` (the current context)."""
+    import numpy as np
+
+    rows = store.conn.execute(
+        "SELECT v.f32 FROM memories m JOIN vectors v ON v.rowid = m.rowid WHERE m.scope = ? AND m.status != 'archived' "
+        "AND (m.created_at >= ? OR m.last_accessed_at >= ?) ORDER BY m.rowid DESC LIMIT ?",
+        (scope, since, since, limit),
+    ).fetchall()
+    if not rows:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.frombuffer(b"".join(r[0] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
+def entity_fans(store: "Store", rowids: Sequence[int]) -> dict[int, list[int]]:
+    """For each memory, the fan (number of memories mentioning it) of each of its entities."""
+    out: dict[int, list[int]] = {}
+    ids = list(rowids)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for rowid, fan in store.conn.execute(
+            f"SELECT me.memory_rowid, (SELECT COUNT(*) FROM memory_entities x WHERE x.entity_id = me.entity_id) "
+            f"FROM memory_entities me WHERE me.memory_rowid IN ({marks})", chunk,
+        ):
+            out.setdefault(int(rowid), []).append(int(fan))
+    return out
+
+
+# ------------------------------------------------------------------------- edges
+def add_edge(store: "Store", src: str, dst: str, *, layer: str, type: str, at: str, weight: float = 1.0,
+             origin: str = "auto") -> bool:
+    """Insert an edge unless it exists; True when it is new."""
+    cursor = store.conn.execute(
+        "INSERT OR IGNORE INTO edges(src, dst, layer, type, weight, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (src, dst, layer, type, weight, at, origin),
+    )
+    return cursor.rowcount > 0
+
+
+def edges_from(store: "Store", memory_id: str, type: str) -> list[str]:
+    return [r[0] for r in store.conn.execute("SELECT dst FROM edges WHERE src = ? AND type = ? ORDER BY dst",
+                                             (memory_id, type))]
+
+
+def count_edges(store: "Store", memory_id: str) -> int:
+    return int(store.conn.execute("SELECT COUNT(*) FROM edges WHERE src = ? OR dst = ?",
+                                  (memory_id, memory_id)).fetchone()[0])
+
+
+def open_contradictions(store: "Store", ids: Sequence[str] | None = None) -> list[tuple[str, str, str]]:
+    """``contradicts`` edges whose two ends are both still live (neither superseded nor archived)."""
+    sql = ("SELECT e.src, e.dst, e.created_at FROM edges e JOIN memories a ON a.id = e.src JOIN memories b ON b.id = e.dst "
+           "WHERE e.type = 'contradicts' AND a.superseded_by IS NULL AND b.superseded_by IS NULL "
+           "AND a.status != 'archived' AND b.status != 'archived'")
+    params: list[Any] = []
+    if ids is not None:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        sql += f" AND (e.src IN ({marks}) OR e.dst IN ({marks}))"
+        params = [*ids, *ids]
+    return [(r[0], r[1], r[2]) for r in store.conn.execute(sql + " ORDER BY e.created_at, e.src", params)]
+
+
+# -------------------------------------------------------------------- assertions
+def index_assertions(store: "Store", rowid: int, scope: str, rows: Sequence[tuple[str, str, str, str, bool]]) -> None:
+    """Store a memory's assertions ``(attribute, subject, slot, value, polarity)`` and mark it indexed."""
+    store.conn.execute("DELETE FROM assertions WHERE memory_rowid = ?", (rowid,))
+    store.conn.executemany(
+        "INSERT INTO assertions(memory_rowid, scope, attribute, subject, slot, value, polarity) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(rowid, scope, a, s, slot, v, int(p)) for a, s, slot, v, p in rows],
+    )
+    store.conn.execute("UPDATE memories SET asserted = 1 WHERE rowid = ?", (rowid,))
+
+
+def conflict_candidates(store: "Store", *, scope: str, keys: Iterable[tuple[str, str, str]], values: Iterable[str],
+                        exclude: int, limit: int = 50) -> list[tuple[int, Memory]]:
+    """Live (not superseded) memories in ``scope`` that may conflict with a memory whose assertions have
+    ``keys`` ``(attribute, subject, slot)`` and ``values``: an assertion on the same attribute and
+    subject or slot, or one about the same value (negations, "moved from X"). Newest first, at most
+    ``limit`` of each kind."""
+    found: dict[int, Memory] = {}
+    clauses: list[str] = []
+    params: list[Any] = []
+    for attribute, subject, slot in dict.fromkeys(keys):
+        clauses.append("(a.attribute = ? AND (a.subject = ? OR a.slot = ?))")
+        params.extend([attribute, subject, slot])
+    values = list(dict.fromkeys(values))
+    lookups = []
+    if clauses:
+        lookups.append((" OR ".join(clauses), params))
+    if values:
+        lookups.append((f"a.value IN ({','.join('?' * len(values))})", values))
+    for condition, args in lookups:
+        sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid IN ("
+               f"SELECT a.memory_rowid FROM assertions a WHERE a.scope = ? AND ({condition})) "
+               "AND m.rowid != ? AND m.superseded_by IS NULL ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?")
+        for r in store.conn.execute(sql, [scope, *args, exclude, limit]):
+            found.setdefault(int(r[0]), _memory(r[1:]))
+    return sorted(found.items(), key=lambda item: (item[1].created_at, item[0]), reverse=True)
+
+
+def unasserted(store: "Store", limit: int) -> list[tuple[int, Memory]]:
+    rows = store.conn.execute(
+        f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.asserted = 0 ORDER BY m.rowid LIMIT ?", (limit,)
+    ).fetchall()
+    return [(int(r[0]), _memory(r[1:])) for r in rows]
+
+
+# ------------------------------------------------------------------- vectors
+def live_vectors(store: "Store", scope: str, *, batch: int = 5000) -> Iterator[tuple[list[int], "np.ndarray", list[float]]]:
+    """Vectors of active/cold memories in ``scope`` with their stored surprise, in rowid batches."""
+    import numpy as np
+
+    last = 0
+    while True:
+        rows = store.conn.execute(
+            "SELECT v.rowid, v.f32, m.surprise FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+            "WHERE v.rowid > ? AND m.scope = ? AND m.status != 'archived' ORDER BY v.rowid LIMIT ?",
+            (last, scope, batch),
+        ).fetchall()
+        if not rows:
+            return
+        last = int(rows[-1][0])
+        yield ([int(r[0]) for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1),
+               [float(r[2]) for r in rows])
+
+
+# ------------------------------------------------------------------ sources
+def with_source(store: "Store", *, scope: str | None, ids: Sequence[str] | None, after_rowid: int,
+                limit: int) -> list[tuple[int, Memory]]:
+    sql = f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.source IS NOT NULL AND m.rowid > ?"
+    params: list[Any] = [after_rowid]
+    if scope is not None:
+        sql += " AND m.scope = ?"
+        params.append(scope)
+    if ids is not None:
+        if not ids:
+            return []
+        sql += f" AND m.id IN ({','.join('?' * len(ids))})"
+        params.extend(ids)
+    sql += " ORDER BY m.rowid LIMIT ?"
+    params.append(limit)
+    return [(int(r[0]), _memory(r[1:])) for r in store.conn.execute(sql, params)]
+
+
+def decay_candidates(store: "Store", *, scope: str | None, ids: Sequence[str] | None, created_before: str,
+                     after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
+    """Unverified or stale memories of layers 3-4, not pinned, created before ``created_before``."""
+    sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid > ? AND m.layer >= 3 AND m.pinned = 0 "
+           "AND m.verification IN ('unverified', 'stale') AND m.created_at < ? AND m.status != 'archived'")
+    params: list[Any] = [after_rowid, created_before]
+    if scope is not None:
+        sql += " AND m.scope = ?"
+        params.append(scope)
+    if ids is not None:
+        if not ids:
+            return []
+        sql += f" AND m.id IN ({','.join('?' * len(ids))})"
+        params.extend(ids)
+    sql += " ORDER BY m.rowid LIMIT ?"
+    params.append(limit)
+    return [(int(r[0]), _memory(r[1:])) for r in store.conn.execute(sql, params)]
+
+
+# ------------------------------------------------------------- consolidation log
+def start_run(store: "Store", started_at: str, phases: Sequence[str], dry_run: bool) -> int:
+    cursor = store.conn.execute("INSERT INTO consolidation_runs(started_at, phases, dry_run) VALUES (?, ?, ?)",
+                                (started_at, _json(list(phases)), int(dry_run)))
+    return int(cursor.lastrowid)
+
+
+def finish_run(store: "Store", run_id: int, finished_at: str, status: str, summary: dict[str, Any],
+               error: str | None = None) -> None:
+    store.conn.execute("UPDATE consolidation_runs SET finished_at = ?, status = ?, summary = ?, error = ? WHERE id = ?",
+                       (finished_at, status, _json(summary), error, run_id))
+
+
+def last_run(store: "Store", phase: str) -> str | None:
+    """``started_at`` of the last successful, real (not dry) run that included ``phase``."""
+    row = store.conn.execute(
+        "SELECT started_at FROM consolidation_runs WHERE status = 'ok' AND dry_run = 0 "
+        "AND EXISTS (SELECT 1 FROM json_each(phases) WHERE value = ?) ORDER BY started_at DESC LIMIT 1", (phase,),
+    ).fetchone()
+    return row[0] if row else None
+
+
+def runs(store: "Store", limit: int = 20) -> list[dict[str, Any]]:
+    rows = store.conn.execute(
+        "SELECT id, started_at, finished_at, phases, dry_run, status, summary, error FROM consolidation_runs "
+        "ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
+    return [{"id": r[0], "started_at": r[1], "finished_at": r[2], "phases": orjson.loads(r[3]), "dry_run": bool(r[4]),
+             "status": r[5], "summary": orjson.loads(r[6]), "error": r[7]} for r in rows]
+
+
+# ------------------------------------------------------------------ consolidation reads
+def recent_rows(store: "Store", *, scope: str | None, since: str, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
+    """Live memories created or used since ``since`` (replay), in rowid order."""
+    sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid > ? AND m.status != 'archived' "
+           "AND m.superseded_by IS NULL AND (m.created_at >= ? OR m.last_accessed_at >= ?)")
+    params: list[Any] = [after_rowid, since, since]
+    if scope is not None:
+        sql += " AND m.scope = ?"
+        params.append(scope)
+    sql += " ORDER BY m.rowid LIMIT ?"
+    params.append(limit)
+    return [(int(r[0]), _memory(r[1:])) for r in store.conn.execute(sql, params)]
+
+
+def compress_candidates(store: "Store", scope: str, *, batch: int = 5000) -> Iterator[tuple[list[int], "np.ndarray"]]:
+    """Vectors of memories a merge may absorb: live, not superseded, not pinned, layers 3-4."""
+    import numpy as np
+
+    last = 0
+    while True:
+        rows = store.conn.execute(
+            "SELECT v.rowid, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid WHERE v.rowid > ? AND m.scope = ? "
+            "AND m.status != 'archived' AND m.superseded_by IS NULL AND m.pinned = 0 AND m.layer >= 3 "
+            "ORDER BY v.rowid LIMIT ?", (last, scope, batch),
+        ).fetchall()
+        if not rows:
+            return
+        last = int(rows[-1][0])
+        yield [int(r[0]) for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)

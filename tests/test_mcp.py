@@ -1,0 +1,597 @@
+"""``mem serve-mcp`` end to end: the real server in a subprocess, driven by the SDK's Client over
+stdio (and once over Streamable HTTP), plus raw JSON-RPC over pipes for the stdout-purity check."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.conftest import run_mem
+
+pytest.importorskip("mcp")
+
+SERVE = [sys.executable, "-m", "mem", "serve-mcp"]
+SECRET = "deploy token ghp_1234567890abcdefghijklmnopqrstuvwxyzAB"
+
+
+@asynccontextmanager
+async def stdio_client(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None, **client_kw: Any):
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=SERVE[0], args=[*SERVE[1:], *args], env={**os.environ, **(env or {})},
+                                   cwd=str(cwd) if cwd else None)
+    async with Client(params, **client_kw) as client:
+        yield client
+
+
+def text(result: Any) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "text", None) is not None)
+
+
+def call(fn: Any) -> Any:
+    return anyio.run(fn)
+
+
+# --------------------------------------------------------------------------- tools/list
+
+
+def test_default_profile_lists_core_tools_with_hints_under_8kb() -> None:
+    async def main() -> None:
+        async with stdio_client() as client:
+            listed = await client.list_tools()
+            names = [t.name for t in listed.tools]
+            for name in ("add", "search", "get", "update", "forget", "stats", "recent"):
+                assert name in names
+            assert len(names) <= 12
+            by_name = {t.name: t for t in listed.tools}
+            for name in ("search", "get", "stats", "recent"):
+                assert by_name[name].annotations.read_only_hint is True
+            assert by_name["forget"].annotations.destructive_hint is True
+            assert by_name["add"].annotations.destructive_hint is False
+            assert by_name["search"].output_schema["properties"]["hits"]["type"] == "array"
+            size = len(listed.model_dump_json(by_alias=True, exclude_none=True).encode())
+            assert size <= 8192, size
+            for tool in listed.tools:
+                assert tool.description and len(tool.description) <= 160, tool.name
+
+    call(main)
+
+
+# --------------------------------------------------------------------------- the core flow
+
+
+def test_add_search_get_update_forget_over_stdio() -> None:
+    async def main() -> None:
+        async with stdio_client() as client:
+            added = await client.call_tool("add", {"text": "We chose Redis for the cache layer", "tags": ["infra"]})
+            assert not added.is_error, text(added)
+            memory_id = added.structured_content["outcomes"][0]["id"]
+            assert added.structured_content["outcomes"][0]["status"] == "added"
+            assert memory_id in text(added)
+
+            many = await client.call_tool("add", {"memories": [
+                "The API gateway runs on port 8443",
+                {"text": "Prefer pytest over unittest for new tests", "kind": "preference"},
+                SECRET,
+            ]})
+            statuses = [o["status"] for o in many.structured_content["outcomes"]]
+            assert statuses == ["added", "added", "rejected"]
+
+            found = await client.call_tool("search", {"query": "which cache did we choose", "why": True})
+            hits = found.structured_content["hits"]
+            assert hits[0]["id"] == memory_id and hits[0]["scope"] == "test"
+            assert "semantic" in hits[0]["why"] and "priors" in hits[0]["why"]
+            assert "Redis" in text(found)
+            plain = await client.call_tool("search", {"query": "cache", "kinds": ["preference"]})
+            assert all(h["kind"] == "preference" for h in plain.structured_content["hits"])
+            assert all("why" not in h for h in plain.structured_content["hits"])
+
+            got = await client.call_tool("get", {"ids": memory_id[:-6]})
+            assert got.structured_content["memories"][0]["text"] == "We chose Redis for the cache layer"
+
+            updated = await client.call_tool("update", {"id": memory_id, "text": "We chose Valkey for the cache layer",
+                                                        "add_tags": ["cache"], "pinned": True})
+            memory = updated.structured_content["memories"][0]
+            assert memory["text"].startswith("We chose Valkey") and memory["pinned"] is True
+            assert memory["tags"] == ["infra", "cache"]
+            again = await client.call_tool("search", {"query": "Valkey"})
+            assert again.structured_content["hits"][0]["id"] == memory_id
+
+            recent = await client.call_tool("recent", {"limit": 2})
+            assert recent.structured_content["count"] == 2
+
+            stats = await client.call_tool("stats", {})
+            assert stats.structured_content["memories"] == 3
+
+            gone = await client.call_tool("forget", {"ids": [memory_id]})
+            assert gone.structured_content["outcomes"][0]["status"] == "archived"
+            after = await client.call_tool("search", {"query": "Valkey cache"})
+            assert memory_id not in [h["id"] for h in after.structured_content["hits"]]
+            archived = await client.call_tool("search", {"query": "Valkey cache", "include_archived": True})
+            assert memory_id in [h["id"] for h in archived.structured_content["hits"]]
+
+            resource = await client.read_resource(f"mem://memory/{memory_id}")
+            assert json.loads(resource.contents[0].text)["status"] == "archived"
+            stats_resource = await client.read_resource("mem://stats")
+            assert json.loads(stats_resource.contents[0].text)["memories"] == 3
+
+    call(main)
+
+
+def test_errors_are_tool_errors_and_the_server_keeps_serving() -> None:
+    async def main() -> None:
+        async with stdio_client() as client:
+            cases = [
+                ("get", {"ids": "ffffffff"}, "no memory"),
+                ("update", {"id": "ffffffff", "text": "whatever text"}, "no memory"),
+                ("add", {"text": SECRET}, "secret"),
+                ("add", {}, "give 'text' or 'memories'"),
+                ("add", {"text": "a scope-less memory", "scope": "*"}, "one scope"),
+                ("search", {"query": "x", "k": 0}, "k must be"),
+                ("search", {"query": "   "}, "empty query"),
+                ("search", {"query": "x", "channels": ["nope"]}, "unknown channel"),
+                ("search", {"query": "x", "since": "not a date"}, "since"),
+                ("search", {"k": 3}, "query"),  # schema validation: a required argument is missing
+                ("update", {"id": "ffffffff", "kind": "nonsense"}, "no memory"),
+                ("recent", {"status": "sleeping"}, "unknown status"),
+                ("no_such_tool", {}, "no_such_tool"),
+            ]
+            for name, args, message in cases:
+                result = await client.call_tool(name, args)
+                assert result.is_error, (name, args)
+                assert message.lower() in text(result).lower(), (name, text(result))
+            ok = await client.call_tool("add", {"text": "still serving after errors"})
+            assert not ok.is_error
+            assert (await client.call_tool("stats", {})).structured_content["memories"] == 1
+
+    call(main)
+
+
+def test_sees_memories_added_by_another_process_while_running() -> None:
+    async def main() -> None:
+        async with stdio_client() as client:
+            for _ in range(4):  # past the point where the vector index warms up into RAM
+                before = await client.call_tool("search", {"query": "zebra crossing migration"})
+                assert before.structured_content["count"] == 0
+            added = await anyio.to_thread.run_sync(lambda: run_mem("add", "The zebra crossing migration ran on Friday"))
+            assert added.code == 0, added.stderr
+            new_id = added.records[0]["id"]
+            after = await client.call_tool("search", {"query": "zebra crossing migration"})
+            assert [h["id"] for h in after.structured_content["hits"]][:1] == [new_id]
+            got = await client.call_tool("get", {"ids": new_id})
+            assert got.structured_content["memories"][0]["id"] == new_id
+
+    call(main)
+
+
+# --------------------------------------------------------------------------- graph and lifecycle
+
+
+def _has(stage: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(f"mem.stages.{stage}") is not None
+
+
+@pytest.mark.skipif(not _has("graph"), reason="graph stage not installed")
+def test_link_and_graph_ops() -> None:
+    async def main() -> None:
+        async with stdio_client() as client:
+            added = await client.call_tool("add", {"memories": [
+                "The login outage was caused by an expired TLS certificate on auth.example.com",
+                "We renewed the TLS certificate for auth.example.com and logins work again",
+                "Postgres 16 is the main database for the billing service",
+            ]})
+            outage, fix, pg = [o["id"] for o in added.structured_content["outcomes"]]
+            linked = await client.call_tool("link", {"a": fix, "b": outage, "type": "resolved"})
+            assert linked.structured_content["rows"][0]["layer"] == "causal", text(linked)
+            again = await client.call_tool("link", {"a": fix, "b": outage, "type": "resolved"})
+            assert again.is_error and "already exists" in text(again)
+
+            chain = await client.call_tool("graph", {"op": "causes", "id": fix})
+            assert [(r["direction"], r["id"]) for r in chain.structured_content["rows"]] == [("upstream", outage), ("self", fix)]
+            near = await client.call_tool("graph", {"op": "neighbors", "id": outage, "layers": ["causal"]})
+            assert [r["id"] for r in near.structured_content["rows"]] == [fix]
+            path = await client.call_tool("graph", {"op": "path", "id": outage, "to": fix})
+            assert [r["id"] for r in path.structured_content["rows"]] == [outage, fix]
+            entity = await client.call_tool("graph", {"op": "entity", "name": "postgres"})
+            assert pg in [m["id"] for m in entity.structured_content["rows"][0]["memories"]]
+            stats = await client.call_tool("graph", {"op": "stats"})
+            assert stats.structured_content["rows"][0]["edges"] >= 1
+            timeline = await client.call_tool("graph", {"op": "timeline"})
+            assert timeline.structured_content["count"] == 3
+            for args, message in (({"op": "path", "id": outage}, "needs 'to'"), ({"op": "walk"}, "unknown op"),
+                                  ({"op": "entity", "name": "nobody-knows-this"}, "no entity")):
+                failed = await client.call_tool("graph", args)
+                assert failed.is_error and message in text(failed), text(failed)
+
+    call(main)
+
+
+@pytest.mark.skipif(not (_has("consolidate") and _has("verify") and _has("archive")), reason="lifecycle not installed")
+def test_consolidate_verify_archive(tmp_path: Path) -> None:
+    source = tmp_path / "notes.md"
+    source.write_text("deploys go through ops/deploy.sh\n")
+
+    async def main() -> None:
+        async with stdio_client() as client:
+            added = await client.call_tool("add", {"memories": [
+                {"text": "Deploys go through the ops deploy script", "source": str(source), "source_line": 1},
+                "Postgres 16 is the main database for the billing service",
+                "Alice maintains the billing service and its Postgres schema",
+            ]})
+            sourced, pg, _ = [o["id"] for o in added.structured_content["outcomes"]]
+            dry = await client.call_tool("consolidate", {"dry_run": True})
+            assert dry.structured_content["summary"]["dry_run"] is True, text(dry)
+            run = await client.call_tool("consolidate", {})
+            assert set(run.structured_content["summary"]["phases"]) == {"replay", "reorganize", "compress", "prune"}
+            communities = await client.call_tool("graph", {"op": "communities"})
+            assert not communities.is_error
+
+            clean = await client.call_tool("verify", {})
+            assert clean.structured_content["summary"]["checked"] == 1
+            assert clean.structured_content["summary"]["problems"] == 0
+            source.unlink()
+            missing = await client.call_tool("verify", {"ids": sourced})
+            assert missing.structured_content["summary"]["missing"] == 1
+            assert missing.structured_content["records"][0]["finding"] == "missing"
+
+            gone = await client.call_tool("archive", {"ids": pg})
+            assert gone.structured_content["records"][0]["status"] == "archived", text(gone)
+            hits = await client.call_tool("search", {"query": "Postgres billing database"})
+            assert pg not in [h["id"] for h in hits.structured_content["hits"]]
+            back = await client.call_tool("archive", {"ids": pg, "restore": True})
+            assert back.structured_content["records"][0]["status"] == "restored", text(back)
+            hits = await client.call_tool("search", {"query": "Postgres billing database"})
+            assert pg in [h["id"] for h in hits.structured_content["hits"]]
+            bad = await client.call_tool("archive", {"restore": True})
+            assert bad.is_error and "restore needs ids" in text(bad)
+            policy = await client.call_tool("archive", {"dry_run": True})
+            assert not policy.is_error
+
+    call(main)
+
+
+# --------------------------------------------------------------------------- scope
+
+
+def test_scope_flag_and_cross_scope_reads(tmp_path: Path) -> None:
+    assert run_mem("add", "--scope", "other", "Billing runs nightly at two").code == 0
+
+    async def main() -> None:
+        async with stdio_client("--scope", "shop") as client:
+            added = await client.call_tool("add", {"text": "Checkout uses Stripe"})
+            memory_id = added.structured_content["outcomes"][0]["id"]
+            got = await client.call_tool("get", {"ids": memory_id})
+            assert got.structured_content["memories"][0]["scope"] == "shop"
+            own = await client.call_tool("search", {"query": "billing nightly"})
+            assert all(h["scope"] == "shop" for h in own.structured_content["hits"])
+            every = await client.call_tool("search", {"query": "billing nightly", "scope": "*"})
+            assert "other" in {h["scope"] for h in every.structured_content["hits"]}
+            named = await client.call_tool("recent", {"scope": "other"})
+            assert [m["scope"] for m in named.structured_content["memories"]] == ["other"]
+
+    call(main)
+
+
+def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.types import ListRootsResult, Root
+
+    monkeypatch.delenv("MEM_SCOPE")
+    repo = tmp_path / "webshop"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src").mkdir()
+    elsewhere = tmp_path / "cwd-repo"
+    (elsewhere / ".git").mkdir(parents=True)
+
+    async def roots(_context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=f"file://{repo / 'src'}", name="webshop")])
+
+    async def main() -> None:
+        async with stdio_client(cwd=elsewhere, list_roots_callback=roots, mode="legacy") as client:
+            added = await client.call_tool("add", {"text": "Orders are stored in Postgres"})
+            assert not added.is_error, text(added)
+            got = await client.call_tool("get", {"ids": added.structured_content["outcomes"][0]["id"]})
+            assert got.structured_content["memories"][0]["scope"] == "webshop"
+        async with stdio_client(cwd=elsewhere) as client:  # no roots: the working directory's repository
+            added = await client.call_tool("add", {"text": "Invoices are rendered with WeasyPrint"})
+            got = await client.call_tool("get", {"ids": added.structured_content["outcomes"][0]["id"]})
+            assert got.structured_content["memories"][0]["scope"] == "cwd-repo"
+
+    call(main)
+
+
+# --------------------------------------------------------------------------- memory-v3 profile
+
+
+def test_memory_v3_profile() -> None:
+    async def main() -> None:
+        async with stdio_client("--profile", "memory-v3") as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            core = {"add_memory", "get", "update", "forget", "search", "keyword_search", "stats", "list_recent",
+                    "list_topics", "reindex", "check_integrity", "agent_sync", "set_governance_layer"}
+            assert core <= names
+            assert names <= core | {"link_memories", "graph_search", "graph_stats_tool", "get_causal_chain",
+                                    "get_timeline", "extract_from_conversation", "compact_text", "check_conflicts",
+                                    "decay_sweep", "sleep_consolidation", "verify_memories"}
+            added = await client.call_tool("add_memory", {"content": "Alice owns the billing service",
+                                                          "content_type": "person", "protected": True})
+            memory_id = added.structured_content["outcomes"][0]["id"]
+            got = await client.call_tool("get", {"memory_id": memory_id})
+            memory = got.structured_content["memories"][0]
+            assert memory["pinned"] is True and "person" in memory["tags"]
+            rejected = await client.call_tool("add_memory", {"content": SECRET})
+            assert rejected.is_error and "secret" in text(rejected)
+            bad_type = await client.call_tool("add_memory", {"content": "x y z", "content_type": "poem"})
+            assert bad_type.is_error and "content_type" in text(bad_type)
+
+            keyword = await client.call_tool("keyword_search", {"keywords": "billing"})
+            assert keyword.structured_content["hits"][0]["id"] == memory_id
+            assert set(keyword.structured_content["hits"][0].get("why", {"bm25": 1})) <= {"bm25", "fused", "priors"}
+            hybrid = await client.call_tool("search", {"query": "who owns billing", "limit": 3})
+            assert hybrid.structured_content["hits"][0]["id"] == memory_id
+
+            layer = await client.call_tool("set_governance_layer", {"memory_id": memory_id, "layer": 2})
+            assert layer.structured_content["memories"][0]["layer"] == 2
+            recent = await client.call_tool("list_recent", {"hours": 1})
+            assert recent.structured_content["count"] == 1
+
+            first = await client.call_tool("agent_sync", {"agent_id": "reviewer"})
+            assert first.structured_content["count"] >= 2  # the add and the layer change
+            assert (await client.call_tool("agent_sync", {"agent_id": "reviewer"})).structured_content["count"] == 0
+            await client.call_tool("update", {"memory_id": memory_id, "tags": ["billing"]})
+            third = await client.call_tool("agent_sync", {"agent_id": "reviewer"})
+            assert [e["op"] for e in third.structured_content["entries"]] == ["update"]
+
+            integrity = await client.call_tool("check_integrity", {})
+            assert integrity.structured_content["db_integrity"] == "ok"
+            reindexed = await client.call_tool("reindex", {})
+            assert reindexed.structured_content["memories"] == 1
+            forgotten = await client.call_tool("forget", {"memory_id": memory_id, "reason": "test"})
+            assert forgotten.structured_content["outcomes"][0]["status"] == "archived"
+
+    call(main)
+
+
+@pytest.mark.skipif(not (_has("graph") and _has("consolidate") and _has("verify")), reason="graph/lifecycle missing")
+def test_memory_v3_graph_and_lifecycle_tools() -> None:
+    async def main() -> None:
+        async with stdio_client("--profile", "memory-v3") as client:
+            ids = []
+            for content in ("The login outage was caused by an expired TLS certificate on auth.example.com",
+                            "We renewed the TLS certificate for auth.example.com and logins work again",
+                            "Postgres 16 is the main database for the billing service"):
+                added = await client.call_tool("add_memory", {"content": content})
+                ids.append(added.structured_content["outcomes"][0]["id"])
+            outage, fix, pg = ids
+            linked = await client.call_tool("link_memories", {"memory_id_a": outage, "memory_id_b": pg})
+            assert linked.structured_content["rows"][0]["type"] == "related"
+            chain = await client.call_tool("get_causal_chain", {"query": fix})
+            assert chain.structured_content["rows"][0]["id"] == fix  # no causal edge yet: the memory alone
+            stats = await client.call_tool("graph_stats_tool", {})
+            assert stats.structured_content["edges"] >= 1
+            timeline = await client.call_tool("get_timeline", {"query": "auth.example.com"})
+            assert {r["id"] for r in timeline.structured_content["rows"]} == {outage, fix}
+            found = await client.call_tool("graph_search", {"query": "what uses Postgres"})
+            assert pg in [h["id"] for h in found.structured_content["hits"]]
+            slept = await client.call_tool("sleep_consolidation", {"cycle_type": "reorganize"})
+            assert list(slept.structured_content["summary"]["phases"]) == ["reorganize"]
+            assert (await client.call_tool("sleep_consolidation", {"cycle_type": "dream"})).is_error
+            topics = await client.call_tool("list_topics", {})
+            assert topics.structured_content["count"] >= 1
+            swept = await client.call_tool("decay_sweep", {})
+            assert list(swept.structured_content["summary"]["phases"]) == ["prune"]
+            checked = await client.call_tool("verify_memories", {})
+            assert checked.structured_content["summary"]["problems"] == 0
+            conflicts = await client.call_tool("check_conflicts", {})
+            assert conflicts.structured_content["count"] == 0
+
+    call(main)
+
+
+# --------------------------------------------------------------------------- Streamable HTTP
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start_http(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen([*SERVE, "--http", "--port", str(port)], env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc
+        except OSError:
+            if proc.poll() is not None:
+                raise AssertionError(proc.stderr.read().decode())
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("server did not start")
+
+
+@pytest.mark.parametrize("token", [None, "s3cret-token"])
+def test_streamable_http_with_and_without_token(token: str | None) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = _free_port()
+    proc = _start_http(port, {"MEM_MCP_TOKEN": token} if token else {})
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        probe = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        if token:
+            bare = httpx2.post(url, json=probe, headers={"accept": "application/json, text/event-stream"})
+            assert bare.status_code == 401
+            wrong = httpx2.post(url, json=probe, headers={"authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+
+        async def main() -> None:
+            headers = {"authorization": f"Bearer {token}"} if token else {}
+            async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+                async with Client(streamable_http_client(url, http_client=http)) as client:
+                    added = await client.call_tool("add", {"text": "HTTP clients share the same store"})
+                    assert not added.is_error, text(added)
+                    found = await client.call_tool("search", {"query": "same store"})
+                    assert found.structured_content["hits"][0]["text"] == "HTTP clients share the same store"
+
+        call(main)
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=10)
+    assert out == b""  # nothing on stdout, even over HTTP
+
+
+# --------------------------------------------------------------------------- stdout purity
+
+
+class RawServer:
+    """Speak JSON-RPC to ``mem serve-mcp`` over pipes, keeping every byte it writes to stdout."""
+
+    def __init__(self, *args: str) -> None:
+        self.proc = subprocess.Popen([*SERVE, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, env=dict(os.environ))
+        self.lines: list[bytes] = []
+        self.responses: dict[int, dict[str, Any]] = {}
+        self.cond = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.stderr = b""
+        self.err_reader = threading.Thread(target=self._read_err, daemon=True)
+        self.err_reader.start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            with self.cond:
+                self.lines.append(line)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    message = None
+                if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
+                    self.responses[message["id"]] = message
+                self.cond.notify_all()
+
+    def _read_err(self) -> None:
+        self.stderr = self.proc.stderr.read()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        ident = self.next_id
+        self.send({"jsonrpc": "2.0", "id": ident, "method": method, **({"params": params} if params is not None else {})})
+        with self.cond:
+            if not self.cond.wait_for(lambda: ident in self.responses, timeout=60):
+                raise AssertionError(f"no answer to {method}: {self.stderr[-2000:]!r}")
+            return self.responses.pop(ident)
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=20)
+        self.reader.join(timeout=5)
+        self.err_reader.join(timeout=5)
+
+
+def test_stdout_carries_only_json_rpc_over_100_calls_of_every_kind() -> None:
+    server = RawServer("--verbose")  # verbose: plenty of logging, all of which must go to stderr
+    try:
+        init = server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                             "clientInfo": {"name": "purity-test", "version": "1"}})
+        assert "result" in init, init
+        server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        first = server.request("tools/call", {"name": "add", "arguments": {"text": "seed memory for purity checks"}})
+        seed = first["result"]["structuredContent"]["outcomes"][0]["id"]
+        kinds: list[tuple[str, Any]] = [
+            ("tools/list", lambda i: {}),
+            ("resources/list", lambda i: {}),
+            ("resources/templates/list", lambda i: {}),
+            ("ping", lambda i: None),
+            ("resources/read", lambda i: {"uri": f"mem://memory/{seed}"}),
+            ("resources/read", lambda i: {"uri": "mem://stats"}),
+            ("resources/read", lambda i: {"uri": "mem://memory/ffffffff"}),  # an error answer
+            ("tools/call", lambda i: {"name": "add", "arguments": {"text": f"purity memory number {i} about topic {i % 7}"}}),
+            ("tools/call", lambda i: {"name": "add", "arguments": {"memories": [f"batch {i} one", SECRET]}}),
+            ("tools/call", lambda i: {"name": "search", "arguments": {"query": f"topic {i % 7}", "why": i % 2 == 0}}),
+            ("tools/call", lambda i: {"name": "get", "arguments": {"ids": seed}}),
+            ("tools/call", lambda i: {"name": "update", "arguments": {"id": seed, "add_tags": [f"t{i % 3}"]}}),
+            ("tools/call", lambda i: {"name": "recent", "arguments": {"limit": 5}}),
+            ("tools/call", lambda i: {"name": "stats", "arguments": {}}),
+            ("tools/call", lambda i: {"name": "get", "arguments": {"ids": "ffffffff"}}),  # tool error
+            ("tools/call", lambda i: {"name": "search", "arguments": {"k": "many"}}),  # invalid arguments
+            ("no/such/method", lambda i: {}),  # protocol error
+        ]
+        errors = 0
+        for i in range(100):
+            for method, params in kinds:
+                answer = server.request(method, params(i))
+                errors += "error" in answer or bool(answer.get("result", {}).get("isError"))
+        forget = server.request("tools/call", {"name": "forget", "arguments": {"ids": seed}})
+        assert not forget["result"].get("isError")
+        assert errors == 400  # the four error kinds, 100 times each; everything else succeeded
+    finally:
+        server.close()
+    assert len(server.lines) >= 100 * 17
+    for line in server.lines:
+        assert line.endswith(b"\n")
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0"
+        assert ("id" in message and ("result" in message or "error" in message)) or "method" in message
+    assert server.stderr  # the logs went somewhere: stderr
+
+
+# --------------------------------------------------------------------------- third-party client
+
+
+INSPECTOR = ["npx", "-y", "-p", "node@22", "-p", "@modelcontextprotocol/inspector@2.12.0", "--", "inspector", "--cli"]
+
+
+@pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed")
+def test_mcp_inspector_cli_lists_and_calls_tools() -> None:
+    command = [*INSPECTOR, sys.executable, "-m", "mem", "serve-mcp"]
+    try:
+        listed = subprocess.run([*command, "--method", "tools/list"], capture_output=True, timeout=240)
+    except subprocess.TimeoutExpired:
+        pytest.skip("the MCP Inspector could not be fetched in time")
+    if listed.returncode != 0 and b"npm" in listed.stderr and b"ERR" in listed.stderr:
+        pytest.skip(f"npm could not fetch the MCP Inspector: {listed.stderr[-300:]!r}")
+    assert listed.returncode == 0, listed.stderr.decode()[-2000:]
+    names = [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    assert "search" in names and "add" in names
+
+    added = subprocess.run([*command, "--method", "tools/call", "--tool-name", "add",
+                            "--tool-arg", "text=The inspector stored this memory"], capture_output=True, timeout=120)
+    assert added.returncode == 0, added.stderr.decode()[-2000:]
+    assert json.loads(added.stdout)["structuredContent"]["outcomes"][0]["status"] == "added"
+    missing = subprocess.run([*command, "--method", "tools/call", "--tool-name", "nonexistent"],
+                             capture_output=True, timeout=120)
+    assert missing.returncode != 0
+
+
+# --------------------------------------------------------------------------- imports
+
+
+def test_help_does_not_import_mcp() -> None:
+    code = "import sys; from mem.cli import app; print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
