@@ -1,12 +1,12 @@
 """Crash safety: kill -9 a ``mem import`` at random points; the database stays consistent.
 
     python bench/crash.py --memories 10000 --runs 8     # the figures in the report
-    python bench/crash.py --memories 600 --runs 3 --max-delay 4 --json   # what tests/test_crash.py runs
+    python bench/crash.py --memories 400 --runs 3 --max-delay 3 --json   # what tests/test_crash.py runs
 
-Each run starts ``mem import FILE`` (hash embedder) on the same database and SIGKILLs it after a
+Each run starts ``mem import FILE`` (hash embedder) on a fresh database and SIGKILLs it after a
 random delay within the time a full import takes. After every kill: ``PRAGMA integrity_check`` is
 ok and the memory, FTS, vector and vec0 counts agree (a write transaction is all or nothing).
-Finally the import runs to completion: exactly N memories, N distinct ids, no duplicates.
+Then the same import runs again to completion: exactly N memories, N distinct ids and texts.
 """
 
 from __future__ import annotations
@@ -77,26 +77,38 @@ def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None)
         full = max_delay  # the test's budget: skip the timing run
     rng = random.Random(seed)
     kills = []
-    for _ in range(runs):
+    final: dict[str, Any] = {}
+    final_exit = 0
+    complete = True
+    for run_number in range(runs):
+        # A fresh database each run, so every kill lands inside a real, unfinished import.
+        run_env = {**env, "MEM_DB": str(folder / f"crash-{run_number}.db")}
+        run_db = folder / f"crash-{run_number}.db"
         delay = rng.uniform(0.2, full)
-        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(delay)
-        finished = proc.poll() is not None
-        if not finished:
+        proc = subprocess.Popen(command, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            proc.wait(timeout=delay)
+            finished = True  # the import got to the end before this kill point
+        except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        after = state(db)
-        kills.append({"delay_s": round(delay, 2), "killed": not finished, "memories": after["memories"],
-                      "consistent": consistent(after), "integrity": after["integrity"]})
-    final_run = subprocess.run(command, env=env, capture_output=True)
-    final = state(db)
+            proc.wait()
+            finished = False
+        after = state(run_db)
+        # Re-running the same import finishes the job: ids already stored are duplicates.
+        rerun = subprocess.run(command, env=run_env, capture_output=True)
+        final = state(run_db)
+        final_exit = max(final_exit, rerun.returncode)
+        done = consistent(final) and final["memories"] == memories and final["distinct_hashes"] == memories
+        complete = complete and done and rerun.returncode == 0
+        kills.append({"delay_s": round(delay, 2), "killed": not finished, "exit": proc.returncode,
+                      "rerun_exit": rerun.returncode, "memories": after["memories"],
+                      "consistent": consistent(after), "integrity": after["integrity"],
+                      "after_rerun": final["memories"], "rerun_complete": done})
     return {
         "memories": memories, "runs": runs, "full_import_s": round(full, 2), "kills": kills,
         "all_consistent_after_kill": all(k["consistent"] for k in kills),
-        "final_exit": final_run.returncode, "final": final,
-        "complete_without_duplicates": consistent(final) and final["memories"] == memories
-        and final["distinct_hashes"] == memories,
-        "db": str(db),
+        "final_exit": final_exit, "final": final, "complete_without_duplicates": complete,
+        "folder": str(folder),
     }
 
 
@@ -115,8 +127,9 @@ def main() -> int:
         print(f"memories {result['memories']}, full import {result['full_import_s']} s")
         for i, kill in enumerate(result["kills"], 1):
             print(f"run {i}: kill after {kill['delay_s']:>6} s  killed={kill['killed']!s:5}  "
-                  f"memories={kill['memories']:>6}  integrity={kill['integrity']}  consistent={kill['consistent']}")
-        print(f"final: exit {result['final_exit']}, {result['final']}")
+                  f"memories={kill['memories']:>6}  integrity={kill['integrity']}  consistent={kill['consistent']}  "
+                  f"after re-run={kill['after_rerun']} complete={kill['rerun_complete']}")
+        print(f"last run's final state: {result['final']}")
         print(f"all consistent after kill: {result['all_consistent_after_kill']}; "
               f"complete without duplicates: {result['complete_without_duplicates']}")
     return 0 if result["all_consistent_after_kill"] and result["complete_without_duplicates"] else 1

@@ -151,17 +151,38 @@ def ingest(conv: Conversation, db: Path, embedder: str) -> tuple[Any, dict[str, 
     return ctx, dias
 
 
+def open_or_ingest(conv: Conversation, folder: Path, embedder: str) -> tuple[Any, dict[str, set[str]]]:
+    """Reuse a database built by an earlier run with ``--cache-dir`` (same data, same embedder)."""
+    from mem.config import resolve_settings
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    db = folder / f"{conv.sample_id}.{embedder.replace(':', '_')}.db"
+    mapping = db.with_suffix(".dias.json")
+    if db.exists() and mapping.exists():
+        settings = resolve_settings(db=db, embedder=embedder, scope=conv.sample_id, now=conv.last_date, env={})
+        dias = {k: set(v) for k, v in json.loads(mapping.read_text()).items()}
+        return Context(store=Store.open(db), settings=settings), dias
+    for stale in (db, mapping):
+        stale.unlink(missing_ok=True)
+    ctx, dias = ingest(conv, db, embedder)
+    mapping.write_text(json.dumps({k: sorted(v) for k, v in dias.items()}))
+    return ctx, dias
+
+
 def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | None], embedder: str,
-             verbose: bool = True, include_superseded: bool = False) -> dict[str, Any]:
+             verbose: bool = True, include_superseded: bool = False, cache_dir: Path | None = None) -> dict[str, Any]:
     from mem.stages import search
 
     tallies: dict[str, dict[str, Tally]] = {c: defaultdict(Tally) for c in configs}
     latencies: dict[str, list[float]] = {c: [] for c in configs}
     ingest_seconds = 0.0
     with tempfile.TemporaryDirectory() as tmp:
+        folder = cache_dir or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         for conv in conversations:
             start = time.perf_counter()
-            ctx, dias = ingest(conv, Path(tmp) / f"{conv.sample_id}.db", embedder)
+            ctx, dias = open_or_ingest(conv, folder, embedder)
             ingest_seconds += time.perf_counter() - start
             try:
                 for name, channels in configs.items():
@@ -187,13 +208,14 @@ def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | N
 
 
 def default_configs() -> dict[str, list[str] | None]:
-    from mem.stages.search import CHANNELS
+    from mem.stages.search import CHANNELS, POST_STEPS
 
     configs: dict[str, list[str] | None] = {"bm25": ["bm25"], "semantic": ["semantic"],
                                             "hybrid": ["semantic", "bm25"], "full": None}
-    for name in CHANNELS:
+    everything = [*CHANNELS, *POST_STEPS]
+    for name in everything:
         if name not in ("semantic", "bm25"):
-            configs[f"full-{name}"] = [c for c in CHANNELS if c != name]
+            configs[f"full-{name}"] = [c for c in everything if c != name]
     return configs
 
 
@@ -205,6 +227,8 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--include-superseded", action="store_true", help="search superseded turns too")
+    parser.add_argument("--cache-dir", type=Path, default=None,
+                        help="keep the ingested databases here and reuse them (tuning runs; delete after code changes to intake)")
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"no data at {args.data}: pass --data")
@@ -217,7 +241,7 @@ def main() -> None:
         configs = {w: configs[w] for w in wanted}
     conversations = load(args.data, args.conversations)
     report = evaluate(conversations, configs, args.embedder, verbose=not args.json,
-                      include_superseded=args.include_superseded)
+                      include_superseded=args.include_superseded, cache_dir=args.cache_dir)
     if args.json:
         print(json.dumps(report))
         return

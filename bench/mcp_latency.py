@@ -105,6 +105,25 @@ def measure(db: Path, embedder: str, n_queries: int, warmup: int) -> dict[str, A
             "mean_ms": statistics.fmean(times), "queries": len(times)}
 
 
+def in_process(db: Path, embedder: str, n_queries: int, warmup: int) -> float:
+    """p50 of the same searches calling the stage directly: the difference is the MCP layer's cost."""
+    from mem.config import resolve_settings
+    from mem.stages import search
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    settings = resolve_settings(db=db, embedder=embedder, scope=SCOPE)
+    with Store.open(settings.db_path) as store:
+        ctx = Context(store=store, settings=settings)
+        times = []
+        for i, q in enumerate(queries(n_queries + warmup)):
+            started = time.perf_counter()
+            search.run(ctx, search.Query(text=q, k=10, scope=SCOPE))
+            if i >= warmup:
+                times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
 def tools_list_bytes(db: Path, embedder: str) -> dict[str, tuple[int, int]]:
     out = {}
     for profile in ("default", "memory-v3"):
@@ -137,8 +156,9 @@ def main() -> None:
             seconds = build(db, n, args.embedder)
             print(f"  built {n} memories in {seconds:.1f}s ({db})")
         r = measure(db, args.embedder, args.queries, args.warmup)
+        direct = in_process(db, args.embedder, args.queries, args.warmup)
         print(f"  n={n:>7}  start-to-ready {r['ready_s']*1000:.0f} ms  search p50 {r['p50_ms']:.1f} ms  "
-              f"p95 {r['p95_ms']:.1f} ms  mean {r['mean_ms']:.1f} ms")
+              f"p95 {r['p95_ms']:.1f} ms  mean {r['mean_ms']:.1f} ms  (in-process stage p50 {direct:.1f} ms)")
         if sizes is None:
             sizes = tools_list_bytes(db, args.embedder)
     for profile, (count, size) in (sizes or {}).items():

@@ -14,14 +14,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.slow
 def test_killed_imports_stay_consistent_and_resume_without_duplicates():
-    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "crash.py"), "--memories", "600", "--runs", "3",
-                           "--max-delay", "4", "--seed", "3", "--json"], capture_output=True, timeout=240)
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "crash.py"), "--memories", "400", "--runs", "3",
+                           "--max-delay", "3", "--seed", "3", "--json"], capture_output=True, timeout=240)
     result = json.loads(proc.stdout.decode().strip().splitlines()[-1])
     assert any(k["killed"] for k in result["kills"]), result["kills"]
     for kill in result["kills"]:
         assert kill["integrity"] == "ok" and kill["consistent"], kill
-    assert result["final_exit"] == 0
+    assert all(k["rerun_complete"] and k["after_rerun"] == 400 for k in result["kills"])
+    assert result["final_exit"] == 0 and result["complete_without_duplicates"]
     final = result["final"]
-    assert final["memories"] == final["fts"] == final["vectors"] == final["vec_index"] == 600
-    assert final["distinct_ids"] == final["distinct_hashes"] == 600
+    assert final["memories"] == final["fts"] == final["vectors"] == final["vec_index"] == 400
+    assert final["distinct_ids"] == final["distinct_hashes"] == 400
     assert proc.returncode == 0

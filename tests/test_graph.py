@@ -232,10 +232,11 @@ def test_unknown_ids_and_entities_exit_3_naming_them(story):
 
 def test_manual_link_and_unlink(tmp_path):
     db = tmp_path / "links.db"
-    added = ok(mem(db, "add", "-", input=jsonl({"text": "The deploy script lives in ops/deploy.sh"},
-                                               {"text": "Caroline is training for a marathon in October"})))
+    added = ok(mem(db, "add", "-", input=jsonl(
+        {"text": "The deploy script lives in ops/deploy.sh", "created_at": "2024-01-01T00:00:00Z"},
+        {"text": "Caroline is training for a marathon in October", "created_at": "2024-03-01T00:00:00Z"})))
     a, b = added[0]["id"], added[1]["id"]
-    [edge] = ok(mem(db, "graph", "link", a[:16], b[:16], "--type", "motivated", "--weight", "0.5"))
+    [edge] = ok(mem(db, "graph", "link", a[:8], b[:8], "--type", "motivated", "--weight", "0.5"))
     assert edge == {**edge, "src": a, "dst": b, "type": "motivated", "layer": "causal", "origin": "manual",
                     "weight": 0.5}
     [seen] = ok(mem(db, "graph", "neighbors", b, "--layer", "causal"))

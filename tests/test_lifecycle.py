@@ -52,17 +52,19 @@ def test_used_stay_active_untouched_go_cold_then_archived(mover: str) -> None:
     constitutional = add("I am the maintainer of this repository", "--layer", "1")
     legislative = add("We decided to keep all timestamps in UTC", "--layer", "2")
     pinned = add("The office wifi password hint is the name of the cat", "--pin")
-    checkpoints = {10: {}, 25: {}, 60: {}, 400: {}}
-    for d in range(0, 401, 5):
-        if d <= 60:  # someone keeps using this one every five days
+    names = {used: "used", factual: "factual", ephemeral: "ephemeral", constitutional: "constitutional",
+             legislative: "legislative", pinned: "pinned"}
+    checkpoints: dict[int, dict[str, str]] = {}
+    searches = set(range(0, 61, 10))  # someone keeps using this one every ten days until day 60
+    for d in sorted(searches | {10, 20, 25, 40, 60, 100, 200, 400}):
+        if d in searches:
             hit = run_mem("search", "zebra-quartz kubeconfig", "-k", "1", "--now", day(d))
             assert hit.records[0]["id"] == used
-        if d in checkpoints or d % 20 == 0:
+        if d in (10, 20, 25, 40, 60, 100, 200, 400):
             prune(day(d))
-        if d in checkpoints:
-            checkpoints[d] = {name: status_of(i) for name, i in [
-                ("used", used), ("factual", factual), ("ephemeral", ephemeral), ("constitutional", constitutional),
-                ("legislative", legislative), ("pinned", pinned)]}
+        if d in (10, 25, 60, 400):
+            listed = run_mem("list", "--status", "all", "--scope", "*").records
+            checkpoints[d] = {names[m["id"]]: m["status"] for m in listed}
     assert checkpoints[10]["factual"] == "active"
     assert checkpoints[25]["factual"] == "cold"
     assert checkpoints[60]["factual"] == "archived"
@@ -112,8 +114,9 @@ def test_prune_is_deterministic_and_idempotent(tmp_path: Path) -> None:
         again = run_mem("consolidate", "--phase", "prune", "--now", day(21), env=env)
         assert first.code == again.code == 0
         assert [r for r in again.records if r["record"] == "action"] == []
-        radii = {m["id"]: run_mem("get", m["id"], "--explain", "--now", day(21), env=env).records[0]["explain"]["lifecycle"]["radius"]
-                 for m in run_mem("list", "--status", "all", env=env).records}
+        import sqlite3
+
+        radii = dict(sqlite3.connect(tmp_path / name).execute("SELECT id, lc_radius FROM memories"))
         outputs.append(([r for r in first.records if r["record"] == "action"], radii))
     assert outputs[0] == outputs[1]
     assert len(set(outputs[0][1].values())) > 1  # seeded noise: not every memory moved the same way

@@ -121,3 +121,20 @@ def test_completion_never_raises_and_never_creates_a_database(tmp_path: Path):
     garbage.write_bytes(b"not a database at all" * 100)
     assert _bash_complete(["mem", "list", "--tag", ""], 3, env={"MEM_DB": str(garbage)}) == []
     assert garbage.read_bytes() == b"not a database at all" * 100
+
+
+def test_progress_is_silent_off_a_terminal(capsys: pytest.CaptureFixture[str]):
+    from mem.cli.progress import enabled, progress
+
+    assert enabled(quiet=True) is False
+    with progress("import", 3) as advance:
+        for _ in range(3):
+            advance(1)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_no_shell_is_ever_started_with_user_text():
+    for path in (ROOT / "mem").rglob("*.py"):
+        text = path.read_text()
+        assert "shell=True" not in text and "os.system(" not in text and "os.popen(" not in text, path

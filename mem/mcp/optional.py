@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context
 
 from mem.mcp import render
 from mem.mcp.engine import Engine, tool_error
-from mem.mcp.render import Hits, Memories
+from mem.mcp.render import Hits
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer

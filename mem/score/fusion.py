@@ -61,3 +61,26 @@ def prior(components: Mapping[str, float]) -> float:
 def apply_prior(relevance: float, prior_value: float) -> float:
     """Scale ``relevance`` by a factor in [1 - span, 1]: a perfect prior keeps it, so scores stay in [0, 1]."""
     return relevance * (1.0 - PRIOR_SPAN * (1.0 - min(1.0, max(0.0, prior_value))))
+
+
+def blend(scores: Mapping[str, Mapping[int, float]], weights: Mapping[str, float]) -> dict[int, float]:
+    """Convex combination of per-channel min-max normalized scores (Bruch et al. 2023), in [0, 1].
+
+    Unlike RRF it keeps how far apart two candidates are: a BM25 hit that matches every query
+    term stays well ahead of one matching a single common word. A channel that returned one
+    candidate (or ties) gives each of them full credit.
+
+    >>> blend({"a": {1: 2.0, 2: 1.0}, "b": {2: 0.9}}, {"a": 1.0, "b": 1.0})
+    {1: 0.5, 2: 0.5}
+    """
+    active = {name: s for name, s in scores.items() if s}
+    total = sum(weights.get(name, 1.0) for name in active) or 1.0
+    out: dict[int, float] = {}
+    for name, channel in active.items():
+        weight = weights.get(name, 1.0) / total
+        low, high = min(channel.values()), max(channel.values())
+        span = high - low
+        for item, value in channel.items():
+            normalized = (value - low) / span if span > 0 else 1.0
+            out[item] = out.get(item, 0.0) + weight * normalized
+    return out

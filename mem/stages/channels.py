@@ -30,11 +30,11 @@ if TYPE_CHECKING:
 DECAY = 0.7
 HOPS = 3
 SPREAD_MEMORIES = 50  # memories whose entities spread on hop 2
-SPREAD_ENTITIES = 30  # entities that spread on hop 3
-SPREAD_MAX_FAN = 1000  # entities mentioned more often than this do not spread on hop 3 (too generic)
+SPREAD_ENTITIES = 10  # entities that spread on hop 3
+SPREAD_MAX_FAN = 200  # entities mentioned more often than this do not spread on hop 3 (too generic)
 WINDOW_MEMBERS = 5000  # memories read per time window
 COMMUNITIES_PER_QUERY = 3
-COMMUNITY_MEMBERS = 600
+COMMUNITY_MEMBERS = 300
 SCENE_TOP = 3  # hits whose session neighbours are pulled in
 SCENE_DISCOUNT = 0.5
 

@@ -14,6 +14,9 @@
   memory to each original, and the originals are archived, never deleted.
 - ``prune``: the lifecycle step (``mem.stages.lifecycle.prune``).
 
+When compress or prune change which memories are live, the scope is reorganized again at once
+(if ``reorganize`` is among the phases), so a run ends in a settled state.
+
 Every write is a short transaction over one batch. A second run at the same ``now`` finds
 nothing to do: edges exist, surprise is unchanged, clusters are archived, radii are current.
 """
@@ -530,5 +533,14 @@ def _prune(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict[
 
     counts: dict[str, int] = {}
     options = state.options
-    yield from prune(ctx, scope=options.scope, dry_run=options.dry_run, limit=options.limit, counts=counts)
+    touched: set[str] = set()
+    for record in prune(ctx, scope=options.scope, dry_run=options.dry_run, limit=options.limit, counts=counts):
+        if record["action"] == "archived" or record["from"] == "archived":
+            touched.add(ctx.store.get(record["id"]).scope)
+        yield record
     stats.update(counts)
+    if touched and not options.dry_run and "reorganize" in options.phases:
+        # archiving changed which memories are live: refresh communities and surprise now, so the
+        # next run starts from a settled state and finds nothing to do
+        for scope in sorted(touched):
+            _reorganize_scope(ctx, state, state.stats.setdefault("reorganize", {"actions": 0}), scope)

@@ -46,8 +46,9 @@ def _resolve(ctx: "Context", memory_id: str) -> str:
 
 
 def _steps(ctx: "Context", frontier: Sequence[str], layers: list[str] | None, scope: str | None,
-           ) -> list[tuple[str, str, dict[str, Any]]]:
-    """One hop from each frontier node: ``(from, to, edge)``; edges both directions, entity co-mentions too."""
+           seen: dict[str, Any] | None = None) -> list[tuple[str, str, dict[str, Any]]]:
+    """One hop from each frontier node to nodes not in ``seen``: ``(from, to, edge)``; edges both
+    directions, entity co-mentions too."""
     out: list[tuple[str, str, dict[str, Any]]] = []
     edge_layers = [l for l in layers if l != "entity"] if layers else None
     if edge_layers is None or edge_layers:
@@ -62,6 +63,8 @@ def _steps(ctx: "Context", frontier: Sequence[str], layers: list[str] | None, sc
                                                  per_node=ENTITY_PER_NODE):
             out.append((a, b, {"src": a, "dst": b, "layer": "entity", "type": "shares_entity", "weight": weight,
                                "entity": key, "origin": "derived", "direction": "both"}))
+    if seen:
+        out = [step for step in out if step[1] not in seen]
     live = sql.scoped_ids(ctx.store, list({b for _, b, _ in out}), scope)
     out = [s for s in out if s[1] in live and s[0] != s[1]]
     # Stored links first (they say why), then derived co-mentions; strongest first within each.
@@ -78,7 +81,7 @@ def _bfs(ctx: "Context", start: str, layers: list[str] | None, depth: int, scope
         if not frontier:
             break
         nxt: list[str] = []
-        for parent, node, edge in _steps(ctx, frontier, layers, scope):
+        for parent, node, edge in _steps(ctx, frontier, layers, scope, seen):
             if node in seen:
                 continue
             seen[node] = (level, parent, edge)

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from mem.errors import BadInput
 from mem.records import Hit, Memory
+from mem.store import PriorRow
 from mem.score.classify_query import classify, weights_for
-from mem.score.fusion import LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, prior, rrf, squash
+from mem.score.fusion import LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, blend, prior, rrf, squash
 from mem.stages import channels as graph_channels
 from mem.text import fts_query
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
 
 CANDIDATES = 200  # per channel
 MAX_K = 1000
+FUSION = "rrf"
+SCENE_SLACK = 10  # rank a few past k so scene expansion can weigh pulled neighbours against them
 
 
 @dataclass
@@ -42,6 +45,7 @@ class Query:
     include_archived: bool = False
     channels: list[str] | None = None  # None: every channel; else only these (for benchmarks/ablation)
     bump: bool = True
+    fusion: str | None = None  # "rrf" | "blend"; None: FUSION
 
 
 @dataclass
@@ -69,6 +73,12 @@ class Ranking:
     scores: dict[int, float]
     notes: dict[int, dict[str, Any]] = field(default_factory=dict)  # per-hit detail shown in ``why``
 
+    def position(self, rowid: int) -> int:
+        """1-based rank of ``rowid`` in this channel."""
+        if not hasattr(self, "_positions"):
+            self._positions = {r: i + 1 for i, r in enumerate(self.ranked)}
+        return self._positions[rowid]
+
 
 def semantic(ctx: "Context", plan: Plan) -> Ranking:
     """Cosine over the float32 vectors (coarse int8 index when cold, in-RAM matrix when warm)."""
@@ -94,24 +104,47 @@ WEIGHTS: dict[str, float] = {"semantic": 1.0, "bm25": 1.0, "entity": 0.5, "tempo
 POST_STEPS = ("scene",)
 
 
-def _age_days(memory: Memory, now: datetime) -> float:
-    from mem.enrich.dates import parse_datetime
-
-    try:
-        return max(0.0, (now - parse_datetime(memory.created_at)).total_seconds() / 86400.0)
+def _age_days(created_at: str, now: datetime) -> float:
+    try:  # stored times are ISO-8601 with "Z", which fromisoformat reads fast
+        return max(0.0, (now - datetime.fromisoformat(created_at)).total_seconds() / 86400.0)
     except ValueError:
         return 0.0
 
 
-def priors_of(memory: Memory, now: datetime) -> dict[str, float]:
-    """Each prior component of a memory, in [0, 1]."""
+def priors_of(memory: Memory | PriorRow, now: datetime) -> dict[str, float]:
+    """Each prior component of a memory (or of its PriorRow), in [0, 1]."""
     return {
-        "activation": round(squash(actr_activation(memory.access_count, _age_days(memory, now))), 4),
+        "activation": round(squash(actr_activation(memory.access_count, _age_days(memory.created_at, now))), 4),
         "confidence": memory.confidence,
         "layer": LAYER_PRIOR.get(memory.layer, 0.5),
         "pinned": 1.0 if memory.pinned else 0.0,
         "status": STATUS_PRIOR.get(memory.status, 0.5),
     }
+
+
+def _rank(fused: dict[int, float], allowed: dict[int, PriorRow], now: datetime,
+          k: int) -> list[tuple[float, int, dict[str, float]]]:
+    """Apply the priors and sort, best first (ties by rowid). Exact, but lazy: a prior can only take
+    relevance down, so once a candidate's bare relevance is below the k-th final score nothing
+    after it can enter the top k, and its priors are never computed."""
+    import heapq
+
+    order = sorted((r for r in fused if r in allowed), key=lambda r: (-fused[r], r))
+    scored: list[tuple[float, int, dict[str, float]]] = []
+    best: list[float] = []  # min-heap of the k best final scores so far
+    for rowid in order:
+        relevance = fused[rowid]
+        if len(best) >= k and relevance < best[0]:
+            break
+        components = priors_of(allowed[rowid], now)
+        final = apply_prior(relevance, prior(components))
+        scored.append((final, rowid, components))
+        if len(best) < k:
+            heapq.heappush(best, final)
+        elif final > best[0]:
+            heapq.heapreplace(best, final)
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return scored
 
 
 def run(ctx: "Context", query: Query) -> list[Hit]:
@@ -132,27 +165,23 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     for name in names:
         if name in CHANNELS:
             rankings[name] = plan.memo[f"ranking:{name}"] = CHANNELS[name](ctx, plan)
-    fused = rrf({n: r.ranked for n, r in rankings.items()}, weights_for(query_type, WEIGHTS))
+    weights = weights_for(query_type, WEIGHTS)
+    if (query.fusion or FUSION) == "blend":
+        fused = blend({n: r.scores for n, r in rankings.items()}, weights)
+    else:
+        fused = rrf({n: r.ranked for n, r in rankings.items()}, weights)
     statuses = None if query.include_archived else ("active", "cold")
-    allowed = dict(ctx.store.select(
-        scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
-        include_superseded=query.include_superseded, since=query.since, until=query.until,
-        rowids=list(fused), order="m.rowid",
-    ))
-    scored: list[tuple[float, int, dict[str, float]]] = []
-    for rowid, relevance in fused.items():
-        memory = allowed.get(rowid)
-        if memory is None:
-            continue
-        components = priors_of(memory, plan.now)
-        scored.append((apply_prior(relevance, prior(components)), rowid, components))
-    scored.sort(key=lambda item: (-item[0], item[1]))
+    filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
+                   include_superseded=query.include_superseded, since=query.since, until=query.until)
+    allowed = ctx.store.prior_rows(list(fused), **filters)
+    scored = _rank(fused, allowed, plan.now, k + SCENE_SLACK)
     pulled: dict[int, tuple[float, int]] = {}
     if "scene" in names and scored:
-        pulled = _scene(ctx, query, plan, scored, allowed, statuses)
+        pulled = _scene(ctx, plan, scored, allowed, filters)
     top = scored[:k]
-    hits = [Hit(memory=allowed[rowid], rank=i + 1, score=score,
-                why=_why(rowid, rankings, fused, components, query_type, pulled, allowed))
+    memories = dict(ctx.store.select(statuses=None, rowids=[rowid for _, rowid, _ in top], order="m.rowid", scope=None))
+    hits = [Hit(memory=memories[rowid], rank=i + 1, score=score,
+                why=_why(rowid, rankings, fused, components, query_type, pulled, memories))
             for i, (score, rowid, components) in enumerate(top)]
     if query.bump and top:
         from mem.enrich.dates import format_datetime
@@ -170,8 +199,8 @@ def _classify(ctx: "Context", plan: Plan) -> str:
                     entity_count=len(graph_channels.query_entities(ctx, plan)))
 
 
-def _scene(ctx: "Context", query: Query, plan: Plan, scored: list[tuple[float, int, dict[str, float]]],
-           allowed: dict[int, Memory], statuses: tuple[str, ...] | None) -> dict[int, tuple[float, int]]:
+def _scene(ctx: "Context", plan: Plan, scored: list[tuple[float, int, dict[str, float]]],
+           allowed: dict[int, PriorRow], filters: dict[str, Any]) -> dict[int, tuple[float, int]]:
     """Scene expansion (post-fusion): session neighbours of the best hits join with a discounted score.
 
     Updates ``scored`` in place (re-sorted) and ``allowed``; returns what it pulled in and from where.
@@ -181,16 +210,12 @@ def _scene(ctx: "Context", query: Query, plan: Plan, scored: list[tuple[float, i
         return {}
     missing = [r for r in pulled if r not in allowed]
     if missing:
-        allowed.update(ctx.store.select(
-            scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
-            include_superseded=query.include_superseded, since=query.since, until=query.until,
-            rowids=missing, order="m.rowid",
-        ))
+        allowed.update(ctx.store.prior_rows(missing, **filters))
     position = {rowid: i for i, (_, rowid, _) in enumerate(scored)}
     kept: dict[int, tuple[float, int]] = {}
     for rowid, (value, parent) in pulled.items():
-        memory = allowed.get(rowid)
-        if memory is None:
+        row = allowed.get(rowid)
+        if row is None:
             continue
         if rowid in position:
             i = position[rowid]
@@ -198,7 +223,7 @@ def _scene(ctx: "Context", query: Query, plan: Plan, scored: list[tuple[float, i
                 continue
             scored[i] = (value, rowid, scored[i][2])
         else:
-            scored.append((value, rowid, priors_of(memory, plan.now)))
+            scored.append((value, rowid, priors_of(row, plan.now)))
         kept[rowid] = (value, parent)
     scored.sort(key=lambda item: (-item[0], item[1]))
     return kept
@@ -210,7 +235,7 @@ def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], comp
     why: dict[str, Any] = {}
     for name, ranking in rankings.items():
         if rowid in ranking.scores:
-            why[name] = {"rank": ranking.ranked.index(rowid) + 1, "score": round(ranking.scores[rowid], 6)}
+            why[name] = {"rank": ranking.position(rowid), "score": round(ranking.scores[rowid], 6)}
             if rowid in ranking.notes:
                 why[name].update(ranking.notes[rowid])
     if pulled and rowid in pulled:

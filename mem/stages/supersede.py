@@ -52,6 +52,9 @@ if TYPE_CHECKING:
     from mem.stages.context import Context
 
 CANDIDATES = 50
+# Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
+# true of the project: two turns never supersede each other, or a chat log would hide itself.
+NOT_ASSERTED = frozenset({"episode"})
 
 
 def assertion_keys(assertion: Any) -> tuple[str, str, str]:
@@ -106,6 +109,8 @@ def check(ctx: "Context", rowid: int, memory: "Memory") -> list[str]:
     from mem.enrich.assertions import supersedes
     from mem.store import lifecycle as sql
 
+    if memory.kind in NOT_ASSERTED:
+        return []
     found = index(ctx, rowid, memory)
     if not found or memory.superseded_by:
         return []

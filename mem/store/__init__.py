@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -29,6 +29,17 @@ UPDATABLE = frozenset(
     {"text", "kind", "tags", "meta", "layer", "pinned", "confidence", "verification", "importance", "surprise",
      "status", "superseded_by", "event_at", "valid_until", "content_hash", "source_hash", "updated_at"}
 )
+
+
+class PriorRow(NamedTuple):
+    """The columns the search priors read; attribute names match Memory's."""
+
+    created_at: str
+    access_count: int
+    confidence: float
+    layer: int
+    pinned: int
+    status: str
 
 
 def _is_busy(exc: Exception) -> bool:
@@ -408,18 +419,12 @@ class Store:
         after_rowid: int | None = None,
     ) -> Iterator[tuple[int, Memory]]:
         """Memories matching every filter, as ``(rowid, Memory)``; the one filter implementation."""
+        if rowids is not None and not rowids:
+            return
         where, params = self._filters(
             scope=scope, kinds=kinds, tags=tags, statuses=statuses, include_superseded=include_superseded,
-            since=since, until=until,
+            since=since, until=until, rowids=rowids, after_rowid=after_rowid,
         )
-        if rowids is not None:
-            if not rowids:
-                return
-            where.append(f"m.rowid IN ({','.join('?' * len(rowids))})")
-            params.extend(rowids)
-        if after_rowid is not None:
-            where.append("m.rowid > ?")
-            params.append(after_rowid)
         sql = f"SELECT m.rowid, {_COLUMNS} FROM memories m"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -430,13 +435,33 @@ class Store:
         for row in self.conn.execute(sql, params):
             yield int(row[0]), _row_to_memory(row[1:])
 
+    def prior_rows(self, rowids: Sequence[int], **filters: Any) -> dict[int, PriorRow]:
+        """Just the columns ranking needs, for the ``rowids`` that pass ``filters`` (same filters as select).
+
+        Search ranks hundreds of candidates per query; reading whole rows for each cost more than
+        the ranking itself, so full memories are read only for the hits that are returned.
+        """
+        if not rowids:
+            return {}
+        where, params = self._filters(rowids=rowids, **filters)
+        sql = f"SELECT m.rowid, {', '.join('m.' + c for c in PriorRow._fields)} FROM memories m WHERE " + " AND ".join(where)
+        return {int(row[0]): PriorRow(*row[1:]) for row in self.conn.execute(sql, params)}
+
     @staticmethod
     def _filters(
-        *, scope: str | None, kinds: Sequence[str], tags: Sequence[str], statuses: Sequence[str] | None,
-        include_superseded: bool, since: str | None, until: str | None,
+        *, scope: str | None, kinds: Sequence[str] = (), tags: Sequence[str] = (),
+        statuses: Sequence[str] | None = ("active", "cold"), include_superseded: bool = True,
+        since: str | None = None, until: str | None = None, rowids: Sequence[int] | None = None,
+        after_rowid: int | None = None,
     ) -> tuple[list[str], list[Any]]:
         where: list[str] = []
         params: list[Any] = []
+        if rowids is not None:
+            where.append(f"m.rowid IN ({','.join('?' * len(rowids))})")
+            params.extend(rowids)
+        if after_rowid is not None:
+            where.append("m.rowid > ?")
+            params.append(after_rowid)
         if scope is not None:
             where.append("m.scope = ?")
             params.append(scope)

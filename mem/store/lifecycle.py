@@ -307,7 +307,8 @@ def recent_rows(store: "Store", *, scope: str | None, since: str, after_rowid: i
 
 
 def compress_candidates(store: "Store", scope: str, *, batch: int = 5000) -> Iterator[tuple[list[int], "np.ndarray"]]:
-    """Vectors of memories a merge may absorb: live, not superseded, not pinned, layers 3-4."""
+    """Vectors of memories a merge may absorb: live, not superseded, not pinned, layers 3-4, and not
+    themselves a merge (so a second run never folds merges into merges)."""
     import numpy as np
 
     last = 0
@@ -315,6 +316,7 @@ def compress_candidates(store: "Store", scope: str, *, batch: int = 5000) -> Ite
         rows = store.conn.execute(
             "SELECT v.rowid, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid WHERE v.rowid > ? AND m.scope = ? "
             "AND m.status != 'archived' AND m.superseded_by IS NULL AND m.pinned = 0 AND m.layer >= 3 "
+            "AND json_extract(m.meta, '$.consolidated') IS NULL "
             "ORDER BY v.rowid LIMIT ?", (last, scope, batch),
         ).fetchall()
         if not rows:

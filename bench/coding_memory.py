@@ -1,0 +1,382 @@
+"""Coding-assistant memory benchmark: does the right project memory come back, and never the stale one?
+
+    python bench/coding_memory.py                              # every configuration, minilm
+    python bench/coding_memory.py --embedder hash --configs full,bm25 --json
+    python bench/coding_memory.py --misses                     # also list what the full config got wrong
+
+The dataset (``bench/coding_memory.jsonl``) is ten weeks of one project's memories as a coding
+assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
+episodes, restatements and small talk. A record whose ``meta.supersedes`` names another key corrects
+it; one whose ``meta.restates`` names a key says the same thing again (a hit on either counts as the
+original). Queries (``bench/coding_memory_queries.jsonl``) carry ``gold`` keys, a ``type`` (direct,
+paraphrase, later, superseded), ``asked_at`` and, for superseded ones, ``stale`` keys that must stay
+out of the top results.
+
+The database grows as the project did: queries run in ``asked_at`` order, and before each one every
+memory created up to then goes through the real intake path (``mem.stages.add``: near-duplicate
+gate, enrichment, supersession, linking) with the clock at its session's time; the query then runs
+through ``mem.stages.search`` with the clock at ``asked_at``. Returned ids map back to keys (a
+duplicate outcome maps to the memory it duplicated, which then answers for both keys).
+
+Reported per configuration: recall@1/5/10 (gold keys found in the top k over gold keys), MRR (first
+gold hit in the top 10), per query type; for superseded queries stale@5 (a stale key in the top 5:
+should be ~0) and new@5 (every gold key in the top 5); and what intake did with the labeled
+corrections (old memory marked superseded by its correction or not).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
+DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
+TYPES = ("direct", "paraphrase", "later", "superseded")
+KS = (1, 5, 10)
+SCOPE = "proj"
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """Every non-blank line of ``path`` as a dict."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]]) -> list[str]:
+    """Problems with the labels (empty when the dataset is consistent).
+
+    >>> check_dataset([{"key": "m1", "text": "x", "created_at": "2026-01-01T00:00:00Z"}],
+    ...               [{"query": "q", "gold": ["m2"], "type": "direct", "asked_at": "2026-02-01T00:00:00Z"}])
+    ["query 1: gold key 'm2' is not in the dataset"]
+    """
+    from mem.enrich.dates import parse_datetime
+
+    problems: list[str] = []
+    created: dict[str, Any] = {}
+    for i, m in enumerate(memories, start=1):
+        key = m.get("key")
+        if not key or key in created:
+            problems.append(f"memory line {i}: missing or repeated key {key!r}")
+            continue
+        created[key] = parse_datetime(m["created_at"])
+    for m in memories:
+        for name in ("supersedes", "restates"):
+            ref = m.get("meta", {}).get(name)
+            for r in [ref] if isinstance(ref, str) else (ref or []):
+                if r not in created:
+                    problems.append(f"{m['key']}: meta.{name} {r!r} is not in the dataset")
+                elif created[r] > created[m["key"]]:
+                    problems.append(f"{m['key']}: meta.{name} {r!r} is newer than the record itself")
+    for i, q in enumerate(queries, start=1):
+        if q.get("type") not in TYPES:
+            problems.append(f"query {i}: unknown type {q.get('type')!r}")
+        if not q.get("gold"):
+            problems.append(f"query {i}: no gold keys")
+        asked = parse_datetime(q["asked_at"])
+        for name in ("gold", "stale"):
+            for key in q.get(name, []):
+                if key not in created:
+                    problems.append(f"query {i}: {name} key {key!r} is not in the dataset")
+                elif created[key] > asked:
+                    problems.append(f"query {i}: {name} key {key!r} was created after the question was asked")
+        if q.get("type") == "superseded" and not q.get("stale"):
+            problems.append(f"query {i}: a superseded query needs stale keys")
+    return problems
+
+
+def canonical_map(memories: list[dict[str, Any]]) -> dict[str, str]:
+    """key -> the key it restates (followed to the end), else itself."""
+    restates = {m["key"]: m.get("meta", {}).get("restates") for m in memories}
+    out = {}
+    for key in restates:
+        seen, k = set(), key
+        while restates.get(k) and k not in seen:
+            seen.add(k)
+            k = restates[k]
+        out[key] = k
+    return out
+
+
+@dataclasses.dataclass
+class Tally:
+    n: int = 0
+    recall: dict[int, float] = dataclasses.field(default_factory=lambda: defaultdict(float))
+    mrr: float = 0.0
+    stale5: float = 0.0
+    stale1: float = 0.0
+    new5: float = 0.0
+    n_stale: int = 0
+
+    def add(self, ranked: list[set[str]], gold: list[str], stale: list[str]) -> None:
+        self.n += 1
+        gold_set = set(gold)
+        for k in KS:
+            found = set().union(*ranked[:k]) if ranked[:k] else set()
+            self.recall[k] += len(found & gold_set) / len(gold_set)
+        for rank, keys in enumerate(ranked[:10], start=1):
+            if keys & gold_set:
+                self.mrr += 1.0 / rank
+                break
+        if stale:
+            self.n_stale += 1
+            top5 = set().union(*ranked[:5]) if ranked else set()
+            top1 = ranked[0] if ranked else set()
+            self.stale5 += 1.0 if top5 & set(stale) else 0.0
+            self.stale1 += 1.0 if top1 & set(stale) else 0.0
+            self.new5 += 1.0 if gold_set <= top5 else 0.0
+
+    def row(self) -> dict[str, float]:
+        n = max(self.n, 1)
+        out: dict[str, float] = {"n": self.n}
+        out.update({f"R@{k}": self.recall[k] / n for k in KS})
+        out["MRR"] = self.mrr / n
+        if self.n_stale:
+            s = self.n_stale
+            out.update({"stale@1": self.stale1 / s, "stale@5": self.stale5 / s, "new@5": self.new5 / s})
+        return out
+
+
+class Project:
+    """One database that grows session by session through the real intake path."""
+
+    def __init__(self, db: Path, embedder: str, memories: list[dict[str, Any]]) -> None:
+        from mem.config import resolve_settings
+        from mem.stages.context import Context
+        from mem.store import Store
+
+        self.pending = sorted(enumerate(memories, start=1), key=lambda p: (p[1]["created_at"], p[0]))
+        first = self.pending[0][1]["created_at"] if self.pending else "2026-01-01T00:00:00Z"
+        settings = resolve_settings(db=db, embedder=embedder, scope=SCOPE, now=first, env={})
+        self.store = Store.open(db)
+        self.ctx = Context(store=self.store, settings=settings)
+        self.keys_of: dict[str, set[str]] = defaultdict(set)  # memory id -> dataset keys it answers for
+        self.id_of: dict[str, str] = {}  # dataset key -> memory id
+        self.statuses: Counter[str] = Counter()
+        self.events: list[dict[str, Any]] = []  # duplicates, rejections, intake-reported supersessions
+
+    def at(self, when: str) -> None:
+        """Set the clock every stage reads."""
+        from mem.config import parse_now
+
+        self.ctx.settings = dataclasses.replace(self.ctx.settings, now_override=parse_now(when))
+
+    def ingest_until(self, when: str | None) -> None:
+        """Add every pending memory created at or before ``when`` (None: all), one session at a time."""
+        from mem.enrich.dates import parse_datetime
+        from mem.stages import add
+
+        limit = parse_datetime(when) if when else None
+        due = []
+        while self.pending and (limit is None or parse_datetime(self.pending[0][1]["created_at"]) <= limit):
+            due.append(self.pending.pop(0))
+        by_session: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for line, record in due:
+            by_session.setdefault(record.get("meta", {}).get("session", "?"), []).append((line, record))
+        for batch in by_session.values():
+            self.at(max(r["created_at"] for _, r in batch))
+            key_at = {line: r["key"] for line, r in batch}
+            for outcome in add.run(self.ctx, batch, add.AddOptions()):
+                key = key_at[outcome.line]
+                self.statuses[outcome.status] += 1
+                if outcome.id is None:
+                    self.events.append({"key": key, "status": outcome.status, "reason": outcome.reason})
+                    continue
+                self.keys_of[outcome.id].add(key)
+                self.id_of[key] = outcome.id
+                if outcome.status != "added" or (outcome.detail or {}).get("supersedes"):
+                    event = {"key": key, "status": outcome.status, "reason": outcome.reason,
+                             "same_as": sorted(self.keys_of[outcome.id] - {key}) or None}
+                    if (outcome.detail or {}).get("supersedes"):
+                        event["supersedes"] = sorted(k for i in outcome.detail["supersedes"]
+                                                     for k in self.keys_of.get(i, ()))
+                    self.events.append(event)
+
+    def supersession_report(self, memories: list[dict[str, Any]]) -> dict[str, Any]:
+        """What intake did with each labeled correction, and supersessions nobody labeled."""
+        labeled = {}
+        for m in memories:
+            old = m.get("meta", {}).get("supersedes")
+            for o in [old] if isinstance(old, str) else (old or []):
+                labeled[o] = m["key"]
+        pairs = []
+        for old, new in labeled.items():
+            old_id, new_id = self.id_of.get(old), self.id_of.get(new)
+            if old_id is None or new_id is None:
+                verdict = "not stored"
+            elif old_id == new_id:
+                verdict = "merged as duplicate"
+            else:
+                by = self.store.get(old_id).superseded_by
+                verdict = ("detected" if by == new_id else
+                           "missed" if by is None else
+                           f"superseded by {','.join(sorted(self.keys_of.get(by, {by})))}")
+            pairs.append({"old": old, "new": new, "verdict": verdict})
+        unlabeled = []
+        for memory_id, keys in self.keys_of.items():
+            by = self.store.get(memory_id).superseded_by
+            if by and not any(labeled.get(k) in self.keys_of.get(by, ()) for k in keys):
+                unlabeled.append({"old": sorted(keys), "by": sorted(self.keys_of.get(by, {by}))})
+        counts = Counter(p["verdict"] if p["verdict"] in ("detected", "missed") else "other" for p in pairs)
+        return {"labeled": len(pairs), "detected": counts["detected"], "missed": counts["missed"],
+                "other": counts["other"], "pairs": pairs, "unlabeled": sorted(unlabeled, key=str)}
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
+             configs: dict[str, list[str] | None], embedder: str, misses_for: str | None = "full") -> dict[str, Any]:
+    """Grow the project database, ask every query under every configuration, return the figures.
+
+    >>> report = evaluate(read_jsonl(DEFAULT_DATA), read_jsonl(DEFAULT_QUERIES), {"bm25": ["bm25"]}, "hash")
+    >>> 0.0 <= report["results"]["bm25"]["all"]["R@5"] <= 1.0
+    True
+    """
+    from mem.stages import search
+
+    canon = canonical_map(memories)
+    tallies: dict[str, dict[str, Tally]] = {c: defaultdict(Tally) for c in configs}
+    latencies: dict[str, list[float]] = {c: [] for c in configs}
+    misses: list[dict[str, Any]] = []
+    order = sorted(range(len(queries)), key=lambda i: (queries[i]["asked_at"], i))
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Project(Path(tmp) / "coding.db", embedder, memories)
+        try:
+            start = time.perf_counter()
+            ingest_seconds = 0.0
+            for i in order:
+                q = queries[i]
+                t0 = time.perf_counter()
+                project.ingest_until(q["asked_at"])
+                ingest_seconds += time.perf_counter() - t0
+                project.at(q["asked_at"])
+                gold = [canon[g] for g in q["gold"]]
+                stale = [canon[s] for s in q.get("stale", [])]
+                for name, channels in configs.items():
+                    t1 = time.perf_counter()
+                    hits = search.run(project.ctx, search.Query(text=q["query"], k=10, bump=False,
+                                                                channels=channels))
+                    latencies[name].append((time.perf_counter() - t1) * 1000)
+                    raw = [sorted(project.keys_of.get(h.memory.id, ())) for h in hits]
+                    ranked = [{canon[k] for k in keys} for keys in raw]
+                    tallies[name]["all"].add(ranked, gold, stale)
+                    tallies[name][q["type"]].add(ranked, gold, stale)
+                    top5 = set().union(*ranked[:5]) if ranked else set()
+                    if name == misses_for and (not set(gold) <= top5 or top5 & set(stale)):
+                        misses.append({"query": q["query"], "type": q["type"], "gold": q["gold"],
+                                       "stale": q.get("stale", []),
+                                       "top5": raw[:5]})
+            project.ingest_until(None)
+            supersession = project.supersession_report(memories)
+            intake = {"statuses": dict(project.statuses), "events": project.events,
+                      "seconds": ingest_seconds + 0.0, "total_seconds": time.perf_counter() - start}
+        finally:
+            project.close()
+    return {
+        "dataset": {"memories": len(memories), "queries": len(queries),
+                    "types": dict(Counter(q["type"] for q in queries))},
+        "results": {name: {t: tally.row() for t, tally in types.items()} for name, types in tallies.items()},
+        "latency_ms": {name: {"p50": statistics.median(v), "p95": sorted(v)[int(0.95 * (len(v) - 1))]}
+                       for name, v in latencies.items() if v},
+        "intake": intake,
+        "supersession": supersession,
+        "misses": misses,
+        "misses_config": misses_for,
+        "embedder": embedder,
+    }
+
+
+def default_configs() -> dict[str, list[str] | None]:
+    """bm25, semantic, hybrid, full, and full minus each other channel (and minus the scene step)."""
+    from mem.stages.search import CHANNELS, POST_STEPS
+
+    configs: dict[str, list[str] | None] = {"bm25": ["bm25"], "semantic": ["semantic"],
+                                            "hybrid": ["semantic", "bm25"], "full": None}
+    every = [*CHANNELS, *POST_STEPS]
+    for name in every:
+        if name not in ("semantic", "bm25"):
+            configs[f"full-{name}"] = [c for c in every if c != name]
+    return configs
+
+
+def print_table(report: dict[str, Any], show_misses: bool) -> None:
+    d = report["dataset"]
+    intake = report["intake"]
+    types = ", ".join(f"{t} {d['types'].get(t, 0)}" for t in TYPES)
+    print(f"coding memory: {d['memories']} memories, {d['queries']} queries ({types}), "
+          f"embedder {report['embedder']}, intake {intake['seconds']:.1f} s")
+    print("intake outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(intake["statuses"].items())))
+    print(f"{'config':16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} | "
+          + " ".join(f"{t[:10]:>10}" for t in TYPES)
+          + f" | {'new@5':>6} {'stale@5':>7} {'stale@1':>7} | {'p50 ms':>6}")
+    for name, types in report["results"].items():
+        a = types["all"]
+        s = types.get("superseded", {})
+        per_type = " ".join(f"{types.get(t, {}).get('R@5', 0):>10.3f}" for t in TYPES)
+        print(f"{name:16} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f} {a['MRR']:>6.3f} | {per_type} | "
+              f"{s.get('new@5', 0):>6.3f} {s.get('stale@5', 0):>7.3f} {s.get('stale@1', 0):>7.3f} | "
+              f"{report['latency_ms'][name]['p50']:>6.1f}")
+    print("(per-type columns are R@5; new@5/stale@5/stale@1 over superseded queries)")
+    sup = report["supersession"]
+    print(f"intake supersession of labeled corrections: {sup['detected']}/{sup['labeled']} detected, "
+          f"{sup['missed']} missed, {sup['other']} other; {len(sup['unlabeled'])} unlabeled supersessions")
+    if show_misses:
+        for p in sup["pairs"]:
+            if p["verdict"] != "detected":
+                print(f"  correction {p['new']} -> {p['old']}: {p['verdict']}")
+        for u in sup["unlabeled"]:
+            print(f"  unlabeled: {','.join(u['old'])} superseded by {','.join(u['by'])}")
+        for e in intake["events"]:
+            if e["status"] != "added":
+                print(f"  intake {e['key']}: {e['status']} {e.get('reason') or ''} {e.get('same_as') or ''}")
+            elif e.get("supersedes"):
+                print(f"  intake {e['key']}: supersedes {','.join(e['supersedes'])}")
+        print(f"misses of the {report['misses_config']!r} config (gold not all in top 5, or a stale key in top 5): {len(report['misses'])}")
+        for m in report["misses"]:
+            top = " ".join("/".join(k) or "-" for k in m["top5"])
+            stale = f" stale {m['stale']}" if m["stale"] else ""
+            print(f"  [{m['type'][:5]}] {m['query']!r} gold {m['gold']}{stale} -> {top}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    parser.add_argument("--embedder", default="minilm")
+    parser.add_argument("--configs", default=None,
+                        help="comma-separated subset of: bm25,semantic,hybrid,full,full-<channel>")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    parser.add_argument("--misses", action="store_true",
+                        help="list the misses of the full config (else the first one) and the intake events")
+    args = parser.parse_args()
+    memories, queries = read_jsonl(args.data), read_jsonl(args.queries)
+    problems = check_dataset(memories, queries)
+    if problems:
+        raise SystemExit("dataset problems:\n  " + "\n  ".join(problems))
+    configs = default_configs()
+    if args.configs:
+        wanted = [w for w in args.configs.split(",") if w]
+        unknown = [w for w in wanted if w not in configs]
+        if unknown:
+            raise SystemExit(f"unknown config(s) {unknown}; known: {list(configs)}")
+        configs = {w: configs[w] for w in wanted}
+    misses_for = "full" if "full" in configs else next(iter(configs))
+    report = evaluate(memories, queries, configs, args.embedder, misses_for=misses_for)
+    if args.json:
+        print(json.dumps(report))
+        return
+    print_table(report, args.misses)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""The retrieval benchmark harnesses run end to end and produce sane numbers (they cannot silently break).
+
+Hash embedder throughout, so these stay fast and need no model download.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+LOCOMO_DEV = ROOT.parent / "shared" / "bench" / "locomo" / "locomo_dev.json"
+
+
+def _bench_module(name: str) -> ModuleType:
+    """bench/ is a folder of scripts, not a package: load one by path."""
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def coding() -> ModuleType:
+    return _bench_module("coding_memory")
+
+
+@pytest.fixture(scope="module")
+def locomo() -> ModuleType:
+    return _bench_module("locomo")
+
+
+@pytest.fixture(scope="module")
+def dataset(coding: ModuleType) -> tuple[list[dict], list[dict]]:
+    return coding.read_jsonl(coding.DEFAULT_DATA), coding.read_jsonl(coding.DEFAULT_QUERIES)
+
+
+@pytest.fixture(scope="module")
+def report(coding: ModuleType, dataset: tuple[list[dict], list[dict]]) -> dict:
+    memories, queries = dataset
+    return coding.evaluate(memories, queries, {"bm25": ["bm25"], "full": None}, "hash")
+
+
+def _in_unit(value: float) -> bool:
+    return 0.0 <= value <= 1.0
+
+
+def test_coding_dataset_labels_are_consistent(coding: ModuleType, dataset: tuple[list[dict], list[dict]]) -> None:
+    memories, queries = dataset
+    assert coding.check_dataset(memories, queries) == []
+    assert len(memories) >= 170 and len(queries) >= 70
+    keys = {m["key"] for m in memories}
+    for q in queries:
+        assert set(q["gold"]) <= keys and set(q.get("stale", [])) <= keys
+    assert set(Counter(q["type"] for q in queries)) == set(coding.TYPES)
+    sizes = Counter(m["meta"]["session"] for m in memories)
+    assert all(5 <= n <= 25 for n in sizes.values()), sizes
+    # every correction has a superseded-type query asking for the new memory with the old one as stale
+    for m in memories:
+        old = m["meta"].get("supersedes")
+        if old:
+            assert old in keys
+            assert any(q["type"] == "superseded" and m["key"] in q["gold"] and old in q["stale"] for q in queries), m["key"]
+
+
+def test_coding_harness_figures_are_sane(report: dict, dataset: tuple[list[dict], list[dict]]) -> None:
+    memories, queries = dataset
+    types = Counter(q["type"] for q in queries)
+    assert report["dataset"] == {"memories": len(memories), "queries": len(queries), "types": dict(types)}
+    for name in ("bm25", "full"):
+        rows = report["results"][name]
+        assert rows["all"]["n"] == len(queries)
+        assert {t: rows[t]["n"] for t in types} == dict(types)
+        for row in rows.values():
+            for metric, value in row.items():
+                if metric != "n":
+                    assert _in_unit(value), (name, metric, value)
+            assert row["R@1"] <= row["R@5"] <= row["R@10"]
+        superseded = rows["superseded"]
+        assert superseded["n"] == types["superseded"]
+        assert {"stale@1", "stale@5", "new@5"} <= set(superseded)
+        # a broken id -> key mapping would score zero; plain keyword search must find most direct questions
+        assert rows["direct"]["R@5"] >= 0.5
+        assert rows["all"]["R@10"] > 0.3
+    assert sum(report["intake"]["statuses"].values()) == len(memories)
+    labeled = sum(1 for m in memories if m["meta"].get("supersedes"))
+    sup = report["supersession"]
+    assert sup["labeled"] == labeled == sup["detected"] + sup["missed"] + sup["other"]
+    assert report["latency_ms"]["full"]["p50"] > 0
+
+
+def test_coding_harness_cli_json(tmp_path: Path) -> None:
+    memories = [json.loads(line) for line in (BENCH / "coding_memory.jsonl").read_text().splitlines()[:40]]
+    kept = {m["key"] for m in memories}
+    queries = [json.loads(line) for line in (BENCH / "coding_memory_queries.jsonl").read_text().splitlines()]
+    queries = [q for q in queries if set(q["gold"]) | set(q.get("stale", [])) <= kept]
+    assert queries
+    data, qpath = tmp_path / "m.jsonl", tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps(m) + "\n" for m in memories))
+    qpath.write_text("".join(json.dumps(q) + "\n" for q in queries))
+    done = subprocess.run([sys.executable, str(BENCH / "coding_memory.py"), "--embedder", "hash", "--json",
+                           "--configs", "bm25", "--data", str(data), "--queries", str(qpath)],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["results"]["bm25"]["all"]["n"] == len(queries)
+    assert _in_unit(report["results"]["bm25"]["all"]["MRR"])
+
+
+def test_coding_harness_rejects_inconsistent_labels(coding: ModuleType) -> None:
+    memories = [{"key": "m1", "text": "The API listens on port 8000.", "created_at": "2026-03-01T10:00:00Z",
+                 "meta": {"session": "s1"}},
+                {"key": "m2", "text": "The API listens on port 8080 now.", "created_at": "2026-03-02T10:00:00Z",
+                 "meta": {"session": "s2", "supersedes": "m9"}}]
+    queries = [{"query": "api port", "gold": ["m2"], "type": "superseded", "asked_at": "2026-03-01T12:00:00Z",
+                "stale": ["m1"]}]
+    problems = coding.check_dataset(memories, queries)
+    assert any("m9" in p for p in problems)
+    assert any("created after" in p for p in problems)
+
+
+LOCOMO_TINY = [{
+    "sample_id": "tiny-1",
+    "conversation": {
+        "speaker_a": "Ana", "speaker_b": "Ben",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ana", "dia_id": "D1:1", "text": "Hi Ben! How was your weekend?"},
+            {"speaker": "Ben", "dia_id": "D1:2", "text": "Great, I finally adopted a dog, a beagle called Pepper."},
+            {"speaker": "Ana", "dia_id": "D1:3", "text": "I went to a pottery class on Saturday and made a bowl.",
+             "blip_caption": "a photo of a blue ceramic bowl"},
+            {"speaker": "Ben", "dia_id": "D1:4", "text": "That sounds relaxing. I should try something like that."},
+        ],
+        "session_2_date_time": "10:04 am on 20 May, 2023",
+        "session_2": [
+            {"speaker": "Ben", "dia_id": "D2:1", "text": "Pepper chewed my running shoes this morning."},
+            {"speaker": "Ana", "dia_id": "D2:2", "text": "Oh no! I signed up for a half marathon in September."},
+            {"speaker": "Ben", "dia_id": "D2:3", "text": "Nice, I could train with you once I buy new shoes."},
+            {"speaker": "Ana", "dia_id": "D2:4", "text": "Deal. We can run along the river on Sundays."},
+        ],
+    },
+    "qa": [
+        {"question": "When did Ana go to a pottery class?", "answer": "6 May 2023", "evidence": ["D1:3"],
+         "category": 2},
+        {"question": "What did Ben's dog chew?", "answer": "running shoes", "evidence": ["D:1:2; D2:1"],
+         "category": 1},
+        {"question": "Where will Ana and Ben run?", "answer": "along the river", "evidence": ["D2:4"],
+         "category": 4},
+        {"question": "What is Pepper's favourite food?", "answer": "unknown", "evidence": ["D1:2"], "category": 5},
+        {"question": "Which evidence is missing?", "answer": "none", "evidence": ["D9:9"], "category": 4},
+    ],
+}]
+
+
+def test_locomo_harness_on_a_tiny_file(locomo: ModuleType, tmp_path: Path) -> None:
+    path = tmp_path / "tiny_locomo.json"
+    path.write_text(json.dumps(LOCOMO_TINY))
+    conversations = locomo.load(path)
+    assert len(conversations) == 1 and len(conversations[0].turns) == 8
+    questions = conversations[0].questions
+    assert len(questions) == 3  # category 5 and the unknown-evidence question are left out
+    assert questions[1].evidence == ["D1:2", "D2:1"]  # "D:1:2; D2:1" normalized
+    report = locomo.evaluate(conversations, {"bm25": ["bm25"], "full": None}, "hash", verbose=False)
+    assert report["questions"] == 3
+    for name in ("bm25", "full"):
+        rows = report["results"][name]
+        assert rows["all"]  # every config answered
+        for row in rows.values():
+            for value in row.values():
+                assert _in_unit(value), (name, row)
+    assert report["results"]["full"]["all"]["R@20"] == 1.0  # 8 turns: everything fits in the top 20
+
+
+@pytest.mark.skipif(not LOCOMO_DEV.exists(), reason="LoCoMo dev split not present in ../shared/bench/locomo")
+def test_locomo_real_dev_split_loads(locomo: ModuleType) -> None:
+    conversations = locomo.load(LOCOMO_DEV)
+    assert len(conversations) == 5
+    assert sum(len(c.questions) for c in conversations) == 760
