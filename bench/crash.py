@@ -84,7 +84,8 @@ def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None)
         # A fresh database each run, so every kill lands inside a real, unfinished import.
         run_env = {**env, "MEM_DB": str(folder / f"crash-{run_number}.db")}
         run_db = folder / f"crash-{run_number}.db"
-        delay = rng.uniform(0.2, full)
+        # Interpreter start-up takes the first ~0.3 s; stop short of the end so the kill lands mid-import.
+        delay = rng.uniform(min(0.3, 0.5 * full), 0.85 * full)
         proc = subprocess.Popen(command, env=run_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             proc.wait(timeout=delay)

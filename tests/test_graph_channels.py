@@ -105,7 +105,9 @@ def test_scene_expansion_pulls_in_the_neighbouring_turn():
     assert hits[0]["id"] == ids[0]
     assert by_id[ids[1]]["why"]["scene"]["from"] == ids[0]
     assert "bm25" not in by_id[ids[1]]["why"]  # it came only from the scene
-    assert by_id[ids[1]]["score"] == pytest.approx(hits[0]["score"] * 0.5, rel=1e-3)
+    from mem.stages.channels import SCENE_DISCOUNT
+
+    assert by_id[ids[1]]["score"] == pytest.approx(hits[0]["score"] * SCENE_DISCOUNT, rel=1e-3)
     without = search("support group", "-k", "3", "--channel", "bm25")
     assert ids[1] not in {h["id"] for h in without} and all("scene" not in h["why"] for h in without)
 
@@ -150,4 +152,4 @@ def test_every_query_type_has_weights_for_every_channel():
         weights = weights_for(query_type, WEIGHTS)
         assert set(CHANNELS) <= set(weights) and all(w > 0 for w in weights.values())
     assert QUERY_WEIGHTS["temporal"]["temporal"] > QUERY_WEIGHTS["single-hop"]["temporal"]
-    assert QUERY_WEIGHTS["multi-hop"]["entity"] > QUERY_WEIGHTS["single-hop"]["entity"]
+    assert QUERY_WEIGHTS["multi-hop"]["community"] > QUERY_WEIGHTS["single-hop"]["community"]

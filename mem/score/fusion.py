@@ -63,24 +63,29 @@ def apply_prior(relevance: float, prior_value: float) -> float:
     return relevance * (1.0 - PRIOR_SPAN * (1.0 - min(1.0, max(0.0, prior_value))))
 
 
-def blend(scores: Mapping[str, Mapping[int, float]], weights: Mapping[str, float]) -> dict[int, float]:
+def blend(scores: Mapping[str, Mapping[int, float]], weights: Mapping[str, float],
+          floors: Mapping[str, float] | None = None) -> dict[int, float]:
     """Convex combination of per-channel min-max normalized scores (Bruch et al. 2023), in [0, 1].
 
     Unlike RRF it keeps how far apart two candidates are: a BM25 hit that matches every query
     term stays well ahead of one matching a single common word. A channel that returned one
-    candidate (or ties) gives each of them full credit.
+    candidate (or ties) gives each of them full credit. ``floors`` give a channel's every member
+    at least that much credit: for channels where being returned at all is the evidence (inside
+    the asked-for time window, naming the asked-for entity), the last member is not worth zero.
 
     >>> blend({"a": {1: 2.0, 2: 1.0}, "b": {2: 0.9}}, {"a": 1.0, "b": 1.0})
     {1: 0.5, 2: 0.5}
     """
+    floors = floors or {}
     active = {name: s for name, s in scores.items() if s}
     total = sum(weights.get(name, 1.0) for name in active) or 1.0
     out: dict[int, float] = {}
     for name, channel in active.items():
         weight = weights.get(name, 1.0) / total
+        floor = floors.get(name, 0.0)
         low, high = min(channel.values()), max(channel.values())
         span = high - low
         for item, value in channel.items():
-            normalized = (value - low) / span if span > 0 else 1.0
+            normalized = floor + (1.0 - floor) * ((value - low) / span if span > 0 else 1.0)
             out[item] = out.get(item, 0.0) + weight * normalized
     return out

@@ -36,7 +36,7 @@ WINDOW_MEMBERS = 5000  # memories read per time window
 COMMUNITIES_PER_QUERY = 3
 COMMUNITY_MEMBERS = 300
 SCENE_TOP = 3  # hits whose session neighbours are pulled in
-SCENE_DISCOUNT = 0.5
+SCENE_DISCOUNT = 0.7  # LoCoMo dev R@10: .5 -> .719, .7 -> .733, .8 -> .719
 
 
 def _ranking(scores: dict[int, float], notes: dict[int, dict[str, Any]] | None = None) -> "Ranking":
