@@ -39,6 +39,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from mem.runtime import limit_blas_threads  # noqa: E402
+
+limit_blas_threads()
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"

@@ -24,6 +24,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from mem.runtime import limit_blas_threads  # noqa: E402
+
+limit_blas_threads()
 
 TOPICS = ["billing", "auth", "search", "deploy", "backup", "metrics", "queue", "cache", "frontend", "mobile",
           "payments", "ledger", "reports", "email", "scheduler", "gateway", "storage", "profiles", "chat", "alerts"]

@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from mem.runtime import limit_blas_threads  # noqa: E402
+
+limit_blas_threads()
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synth import memory_texts, queries  # noqa: E402

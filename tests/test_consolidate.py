@@ -163,3 +163,16 @@ def test_consolidate_while_two_processes_add() -> None:
     stats = run_mem("stats").records[0]
     assert stats["memories"] == 6 + 300 + 160 + 1  # + the merged memory; nothing lost
     assert stats["memories"] == stats["vectors"] == stats["fts"]
+
+
+def test_near_clusters_need_every_pair_close() -> None:
+    import numpy as np
+
+    from mem.stages.consolidate import near_clusters
+
+    # B is close to A and to C, but A and C are far apart: no chain merge of all three.
+    angles = np.radians([0.0, 20.0, 40.0, 200.0])
+    chain = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    assert near_clusters(chain, near=0.9) == []
+    tight = np.stack([np.cos(np.radians([0, 5, 9])), np.sin(np.radians([0, 5, 9]))], axis=1).astype(np.float32)
+    assert near_clusters(tight, near=0.9) == [[0, 1, 2]]

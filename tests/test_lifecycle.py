@@ -190,3 +190,18 @@ def test_contradiction_figures_on_the_labeled_set() -> None:
     assert figures["precision"] >= 0.95
     assert figures["recall"] >= 0.6
     assert figures["reverse_recall"] >= 0.6
+
+
+def test_conversation_episodes_never_supersede_each_other() -> None:
+    turns = jsonl(
+        {"text": "Caroline: The staging database is Postgres 15", "kind": "episode", "meta": {"session": "s1"}},
+        {"text": "Melanie: The staging database is Postgres 16", "kind": "episode", "meta": {"session": "s2"}},
+    )
+    outcomes = run_mem("add", "-", input=turns).records
+    assert [o["status"] for o in outcomes] == ["added", "added"] and "supersedes" not in outcomes[1]
+    hits = run_mem("search", "staging database Postgres").records
+    assert {h["id"] for h in hits} == {o["id"] for o in outcomes}
+    # the same two statements as facts are an update: the newer one supersedes
+    facts = run_mem("add", "-", input=jsonl({"text": "The billing database is Postgres 15", "kind": "fact"},
+                                             {"text": "The billing database is Postgres 16", "kind": "fact"})).records
+    assert facts[1].get("supersedes") == [facts[0]["id"]]

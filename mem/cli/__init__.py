@@ -22,6 +22,7 @@ def build_app() -> typer.Typer:
         help="Persistent memory for AI coding assistants: JSON Lines stages over one SQLite file.",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
+        rich_markup_mode=None,  # plain Click help: Rich's help renderer alone costs ~100 ms of imports
         add_completion=True,
         context_settings={"help_option_names": ["-h", "--help"]},
     )
@@ -49,4 +50,7 @@ app = build_app()
 
 
 def main() -> None:
+    from mem.runtime import limit_blas_threads
+
+    limit_blas_threads()
     app()

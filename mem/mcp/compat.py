@@ -7,7 +7,7 @@ No ``from __future__ import annotations``: the SDK reads the annotations at runt
 """
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from mcp.server.mcpserver import Context
 
@@ -20,6 +20,20 @@ from mem.records import KINDS
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
+
+class Extracted(TypedDict):
+    summary: dict[str, Any]
+    candidates: list[dict[str, Any]]
+
+
+class Compacted(TypedDict):
+    text: str
+    before: int
+    after: int
+    facts: list[str]
+    removed: dict[str, int]
+    note: NotRequired[str]  # only when max_chars could not be met (or the original came back)
+
 
 AGENT_KEY = "mcp.agent_sync.{}"  # meta key holding each agent's last seen changelog seq
 SYNC_LIMIT = 500
@@ -71,6 +85,27 @@ def do_reindex(engine: Engine) -> dict[str, Any]:
     report = io.reindex(ctx, name)
     report.pop("record", None)
     return report
+
+
+def extracted_result(report: dict[str, Any]) -> Any:
+    summary = report["summary"]
+    counts = ", ".join(f"{v} {k}" for k, v in summary.items() if k not in ("turns", "candidates", "dry_run"))
+    head = (f"{summary['candidates']} candidate(s) from {summary['turns']} turn(s)"
+            f"{' (dry run: nothing stored)' if summary['dry_run'] else ''}{': ' + counts if counts else ''}")
+    lines = [head]
+    for c in report["candidates"]:
+        parts = ["-", c["status"], c.get("id"), f"[{c['kind']}]", f"{c['author']}:" if c.get("author") else None,
+                 c["text"], f"({c['reason']})" if c.get("reason") else None]
+        lines.append(" ".join(p for p in parts if p))
+    return render.result(dict(report), "\n".join(lines))
+
+
+def compacted_result(report: dict[str, Any]) -> Any:
+    removed = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in report["removed"].items() if v)
+    head = f"{report['before']} -> {report['after']} chars ({removed or 'nothing removed'}); {len(report['facts'])} facts kept"
+    if report.get("note"):
+        head += f"\nnote: {report['note']}"
+    return render.result(report, f"{head}\n\n{report['text']}")
 
 
 def register(server: "MCPServer", engine: Engine) -> list[str]:
@@ -195,6 +230,25 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         memory = await engine.call(memories.update, engine.ctx, memory_id, layer=layer,
                                    pinned=True if layer == 1 else None)
         return render.memories_result([memory])
+
+    # ------------------------------------------------------------ extraction
+    @tool(WRITE)
+    async def extract_from_conversation(ctx: Context, conversation: str, source: str | None = None,
+                                        author: str | None = None, dry_run: bool = False) -> Extracted:
+        """Store a transcript's durable sentences (decisions, corrections, commands...); no LLM. Secrets rejected."""
+        from mem.stages import extract
+
+        where = await engine.scope(ctx, None)
+        report = await engine.call(extract.run, engine.ctx, conversation, source=source, author=author,
+                                   dry_run=dry_run, scope=where)
+        return extracted_result(report)
+
+    @tool(READ, idempotent=True)
+    async def compact_text(text: str, max_chars: int | None = None) -> Compacted:
+        """Shorten text extractively: drop repeats and filler, keep every name and number. Stores nothing."""
+        from mem.stages import compact
+
+        return compacted_result(await engine.call(compact.compact, text, max_chars))
 
     from mem.mcp import optional
 

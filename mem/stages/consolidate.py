@@ -415,8 +415,10 @@ def _groups(labels: "np.ndarray") -> list[list[int]]:
 
 
 def near_clusters(matrix: "np.ndarray", near: float = NEAR) -> list[list[int]]:
-    """Leader clustering: in order, a memory and every unclaimed memory with cosine >= ``near`` to it
-    form a cluster when they are at least MIN_CLUSTER (at most MAX_CLUSTER, most similar first).
+    """Leader clustering with complete linkage: in order, a memory and the unclaimed memories with
+    cosine >= ``near`` to it AND to every member already taken (most similar first) form a cluster
+    when they are at least MIN_CLUSTER (at most MAX_CLUSTER). Requiring every pair to be close keeps
+    a chain of loosely related memories (A~B, B~C, A!~C) from being merged into one.
 
     >>> import numpy as np
     >>> m = np.array([[1, 0], [0.99, 0.14], [0.98, 0.2], [0, 1]], dtype=np.float32)
@@ -437,8 +439,15 @@ def near_clusters(matrix: "np.ndarray", near: float = NEAR) -> list[list[int]]:
         close = close[close != i]
         if len(close) + 1 < MIN_CLUSTER:
             continue
-        close = close[np.argsort(-sims[i, close], kind="stable")][: MAX_CLUSTER - 1]
-        members = sorted([i, *close.tolist()])
+        taken = [i]
+        for j in close[np.argsort(-sims[i, close], kind="stable")].tolist():
+            if len(taken) >= MAX_CLUSTER:
+                break
+            if all(sims[j, t] >= near for t in taken):
+                taken.append(j)
+        if len(taken) < MIN_CLUSTER:
+            continue
+        members = sorted(taken)
         claimed[members] = True
         out.append(members)
     return out
