@@ -13,9 +13,8 @@ from mcp.server.mcpserver import Context
 
 from mem.mcp import render, tools
 from mem.mcp.engine import Engine, tool_error
-from mem.mcp.schema import slim
 from mem.mcp.render import Hits, Memories, Outcomes
-from mem.mcp.tools import READ, WRITE, DESTRUCTIVE, annotations
+from mem.mcp.tools import READ, WRITE, DESTRUCTIVE, registrar
 from mem.records import KINDS
 
 if TYPE_CHECKING:
@@ -113,14 +112,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     from mem.stages import memories
 
     names: list[str] = []
-
-    def tool(kind: dict[str, bool], idempotent: bool | None = None) -> Any:
-        def decorator(fn: Any) -> Any:
-            server.add_tool(fn, annotations=annotations(kind, idempotent=idempotent))
-            slim(server, fn.__name__)
-            names.append(fn.__name__)
-            return fn
-        return decorator
+    tool = registrar(server, names)
 
     # ------------------------------------------------------------------ CRUD
     @tool(WRITE)

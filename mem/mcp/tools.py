@@ -88,11 +88,8 @@ def do_stats(engine: Engine) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------- registration
 
-def register(server: "MCPServer", engine: Engine) -> list[str]:
-    """Register the default profile on ``server``; returns the tool names registered."""
-    from mem.stages import memories
-
-    names: list[str] = []
+def registrar(server: "MCPServer", names: list[str]) -> Any:
+    """``@tool(kind)``: register a function as a tool with its hints and slimmed schema, noting its name."""
 
     def tool(kind: dict[str, bool], idempotent: bool | None = None) -> Any:
         def decorator(fn: Any) -> Any:
@@ -101,6 +98,16 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
             names.append(fn.__name__)
             return fn
         return decorator
+
+    return tool
+
+
+def register(server: "MCPServer", engine: Engine) -> list[str]:
+    """Register the default profile on ``server``; returns the tool names registered."""
+    from mem.stages import memories
+
+    names: list[str] = []
+    tool = registrar(server, names)
 
     @tool(WRITE)
     async def add(ctx: Context, text: str | None = None, memories: list[str | dict[str, Any]] | None = None,

@@ -128,12 +128,10 @@ def entity_fans(store: "Store", rowids: Sequence[int]) -> dict[int, list[int]]:
 # ------------------------------------------------------------------------- edges
 def add_edge(store: "Store", src: str, dst: str, *, layer: str, type: str, at: str, weight: float = 1.0,
              origin: str = "auto") -> bool:
-    """Insert an edge unless it exists; True when it is new."""
-    cursor = store.conn.execute(
-        "INSERT OR IGNORE INTO edges(src, dst, layer, type, weight, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (src, dst, layer, type, weight, at, origin),
-    )
-    return cursor.rowcount > 0
+    """Insert an edge unless it exists; True when it is new (the graph store's one INSERT)."""
+    from mem.store.graph import add_edge as insert_edge
+
+    return insert_edge(store, src, dst, layer, type, weight, at, origin)
 
 
 def edges_from(store: "Store", memory_id: str, type: str) -> list[str]:
@@ -229,7 +227,12 @@ def live_vectors(store: "Store", scope: str, *, batch: int = 5000) -> Iterator[t
 def with_source(store: "Store", *, scope: str | None, ids: Sequence[str] | None, after_rowid: int,
                 limit: int) -> list[tuple[int, Memory]]:
     sql = f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.source IS NOT NULL AND m.rowid > ?"
-    params: list[Any] = [after_rowid]
+    return _scoped_batch(store, sql, [after_rowid], scope=scope, ids=ids, limit=limit)
+
+
+def _scoped_batch(store: "Store", sql: str, params: list[Any], *, scope: str | None, ids: Sequence[str] | None,
+                  limit: int) -> list[tuple[int, Memory]]:
+    """Run ``sql`` (a memories query with a WHERE) narrowed to ``scope`` and ``ids``, in rowid order."""
     if scope is not None:
         sql += " AND m.scope = ?"
         params.append(scope)
@@ -248,18 +251,7 @@ def decay_candidates(store: "Store", *, scope: str | None, ids: Sequence[str] | 
     """Unverified or stale memories of layers 3-4, not pinned, created before ``created_before``."""
     sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid > ? AND m.layer >= 3 AND m.pinned = 0 "
            "AND m.verification IN ('unverified', 'stale') AND m.created_at < ? AND m.status != 'archived'")
-    params: list[Any] = [after_rowid, created_before]
-    if scope is not None:
-        sql += " AND m.scope = ?"
-        params.append(scope)
-    if ids is not None:
-        if not ids:
-            return []
-        sql += f" AND m.id IN ({','.join('?' * len(ids))})"
-        params.extend(ids)
-    sql += " ORDER BY m.rowid LIMIT ?"
-    params.append(limit)
-    return [(int(r[0]), _memory(r[1:])) for r in store.conn.execute(sql, params)]
+    return _scoped_batch(store, sql, [after_rowid, created_before], scope=scope, ids=ids, limit=limit)
 
 
 # ------------------------------------------------------------- consolidation log
