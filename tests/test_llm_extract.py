@@ -72,3 +72,37 @@ def test_malformed_answers_fall_back_to_heuristics(ollama_stub, reply):
 def test_unreachable_ollama_falls_back_quickly():
     entities, relations, source = extract(TEXT, host="http://127.0.0.1:9", timeout=1.0)
     assert source == "heuristic" and relations == [] and entities
+
+
+# ------------------------------------------------------------------ wired into intake: mem add --extract ollama
+
+from tests.conftest import run_mem  # noqa: E402
+
+PRODUCT_TEXT = "We shipped the new zorblax pipeline to staging after Postgres was upgraded"
+
+
+def test_add_extract_ollama_stores_model_entities(ollama_stub):
+    host, state = ollama_stub
+    state["replies"].append(json.dumps({"entities": [{"name": "zorblax", "type": "tool"}], "relations": []}))
+    added = run_mem("add", "--extract", "ollama", PRODUCT_TEXT, env={"OLLAMA_HOST": host, "MEM_LLM": "tiny:1b"})
+    assert added.code == 0, added.stderr
+    assert added.records[0]["status"] == "added"
+    assert [body["model"] for _, body in state["requests"]] == ["tiny:1b"]  # MEM_LLM picks the model
+    found = run_mem("graph", "entity", "zorblax")
+    assert found.code == 0, found.stderr
+    assert [m["id"] for m in found.records[0]["memories"]] == [added.records[0]["id"]]
+    assert run_mem("graph", "entity", "postgres").code == 0  # the heuristic entities are kept alongside
+
+
+def test_add_extract_with_ollama_down_falls_back_to_heuristics():
+    added = run_mem("add", "--extract", "ollama", PRODUCT_TEXT, env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert added.code == 0, added.stderr
+    assert added.records[0]["status"] == "added"
+    assert run_mem("graph", "entity", "postgres").records[0]["memories"][0]["id"] == added.records[0]["id"]
+    assert run_mem("graph", "entity", "zorblax").code == 3  # only a model would have named it
+
+
+def test_add_unknown_extractor_is_bad_input():
+    result = run_mem("add", "--extract", "gpt", PRODUCT_TEXT)
+    assert result.code == 4 and "extractor" in result.error["message"]
+    assert run_mem("list").records == []

@@ -53,6 +53,7 @@ def add(
     redact: Annotated[bool, typer.Option("--redact", help="Mask secrets instead of rejecting the memory")] = False,
     keep_near: Annotated[bool, typer.Option("--keep-near", help="Store near duplicates (cosine >= 0.95) anyway")] = False,
     text_mode: Annotated[bool, typer.Option("--text", help="Treat the arguments as text even if one names a file")] = False,
+    extract: Annotated[Optional[str], typer.Option("--extract", help="Ask a local Ollama model (MEM_LLM) for entities; falls back to the heuristics")] = None,
     db: DbOption = None, scope: ScopeOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -75,7 +76,7 @@ def add(
             records = list(read_records(stream, source=inputs[0] if inputs[0] != "-" else "<stdin>"))
     else:
         records = [(None, {"text": " ".join(inputs)})]
-    options = add_stage.AddOptions(redact=redact, keep_near=keep_near, defaults=defaults)
+    options = add_stage.AddOptions(redact=redact, keep_near=keep_near, defaults=defaults, extract=extract)
     with open_context(db, scope=scope if scope != "*" else None, embedder=embedder, now=now) as ctx:
         outcomes = list(add_stage.run(ctx, records, options))
     emit(outcomes, table=use_table(fmt, json))

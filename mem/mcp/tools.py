@@ -48,7 +48,7 @@ def time_arg(value: str | None, name: str) -> str | None:
 # Plain functions run on the engine's worker thread: they open no transaction of their own.
 
 def do_add(engine: Engine, scope: str, items: list[str | dict[str, Any]], defaults: dict[str, Any],
-           redact: bool, keep_near: bool) -> list[Any]:
+           redact: bool, keep_near: bool, extract: str | None = None) -> list[Any]:
     from mem.stages import add as add_stage
 
     records: list[tuple[int | None, dict[str, Any]]] = []
@@ -59,7 +59,7 @@ def do_add(engine: Engine, scope: str, items: list[str | dict[str, Any]], defaul
             records.append((number if len(items) > 1 else None, item))
         else:
             raise tool_error(f"memories[{number}] must be a text or an object with 'text'")
-    options = add_stage.AddOptions(redact=redact, keep_near=keep_near,
+    options = add_stage.AddOptions(redact=redact, keep_near=keep_near, extract=extract,
                                    defaults={**{k: v for k, v in defaults.items() if v is not None}, "scope": scope})
     return list(add_stage.run(engine.ctx, records, options))
 
@@ -114,7 +114,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                   kind: str | None = None, tags: list[str] | None = None, source: str | None = None,
                   author: str | None = None, layer: int | None = None, pinned: bool | None = None,
                   event_at: str | None = None, meta: dict[str, Any] | None = None, redact: bool = False,
-                  keep_near: bool = False, scope: str | None = None) -> Outcomes:
+                  keep_near: bool = False, extract: str | None = None, scope: str | None = None) -> Outcomes:
         """Remember one text, or many (memories: texts or {text, kind, tags, ...}). Secrets are rejected unless redact."""
         items: list[str | dict[str, Any]] = ([text] if text is not None else []) + list(memories or [])
         if not items:
@@ -124,7 +124,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         where = await engine.scope(ctx, scope)
         defaults = {"kind": kind, "tags": tags, "source": source, "author": author, "layer": layer,
                     "pinned": pinned, "event_at": event_at, "meta": meta}
-        outcomes = await engine.call(do_add, engine, where, items, defaults, redact, keep_near)
+        outcomes = await engine.call(do_add, engine, where, items, defaults, redact, keep_near, extract)
         if len(items) == 1 and outcomes[0].status == "rejected":
             raise tool_error(f"not stored: {outcomes[0].reason}")
         return render.outcomes_result(outcomes)

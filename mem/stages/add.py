@@ -21,6 +21,7 @@ from mem.text import clean, content_hash
 if TYPE_CHECKING:
     import numpy as np
 
+    from mem.enrich.entities import Entity
     from mem.stages.context import Context
 
 MIN_CHARS = 3
@@ -43,6 +44,7 @@ class AddOptions:
     keep_near: bool = False
     near_threshold: float = NEAR_DUPLICATE
     defaults: dict[str, Any] = field(default_factory=dict)  # flag values applied where a record has none
+    extract: str | None = None  # "ollama": a local model names the entities (heuristics on any failure)
 
 
 @dataclass
@@ -56,6 +58,7 @@ class Draft:
     rejected: str | None = None
     redacted: list[str] = field(default_factory=list)
     restored: bool = False  # an exported record coming back: keep its fields, skip near-duplicate
+    entities: "list[Entity] | None" = None  # from the model (options.extract); None: link.py extracts
 
 
 def _fail(line: int | None, message: str) -> BadInput:
@@ -251,6 +254,8 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
     a duplicate: that is what makes import idempotent.
     """
     options = options or AddOptions()
+    if options.extract not in (None, "ollama"):
+        raise BadInput(f"unknown extractor {options.extract!r}; the only one is 'ollama'")
     drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
     for start in range(0, len(drafts), CHUNK):
         yield from _store_chunk(ctx, drafts[start : start + CHUNK], options)
@@ -265,11 +270,21 @@ def _store_chunk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -
     live = [d for d in drafts if d.rejected is None]
     vectors = ctx.embedder.embed([d.memory.text for d in live]) if live else None
     vector_of = {id(d): vectors[i] for i, d in enumerate(live)} if vectors is not None else {}
+    if options.extract == "ollama":
+        _extract_entities(ctx, live)
     outcomes: list[Outcome] = []
     with ctx.store.write():
         for draft in drafts:
             outcomes.append(_store_one(ctx, draft, vector_of.get(id(draft)), options))
     yield from outcomes
+
+
+def _extract_entities(ctx: "Context", drafts: Sequence[Draft]) -> None:
+    """Ask the model for each draft's entities before the write lock is taken (a model call can take seconds)."""
+    from mem.enrich.llm_extract import extract
+
+    for draft in drafts:
+        draft.entities = extract(draft.memory.text, model=ctx.settings.llm, host=ctx.settings.ollama_host)[0]
 
 
 def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", options: AddOptions) -> Outcome:
@@ -293,7 +308,7 @@ def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", option
     rowid = store.insert_memory(memory, vector)
     ctx.vectors.add()
     superseded = supersede.check(ctx, rowid, memory)
-    link.after_insert(ctx, rowid, memory, vector)
+    link.after_insert(ctx, rowid, memory, vector, entities=draft.entities)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
     if status == "superseded":

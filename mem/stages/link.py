@@ -63,10 +63,14 @@ LAYER_OF_TYPE = {
 }
 
 
-def after_insert(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray | None") -> None:
-    """Called inside the intake write transaction right after a memory is stored."""
+def after_insert(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray | None",
+                 *, entities: "list[Entity] | None" = None) -> None:
+    """Called inside the intake write transaction right after a memory is stored.
+
+    ``entities`` (e.g. from a model, extracted before the transaction) replace the heuristic extraction.
+    """
     at = ctx.now_iso()
-    entity_ids = link_entities(ctx, rowid, memory, None)
+    entity_ids = link_entities(ctx, rowid, memory, entities)
     if vector is not None:
         link_semantic(ctx, rowid, memory, vector, at)
     link_temporal(ctx, rowid, memory, at)
