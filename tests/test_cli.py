@@ -259,3 +259,14 @@ def test_help_loads_no_heavy_modules():
             "sys.stderr.write(repr(heavy))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True)
     assert proc.stderr.decode().strip().endswith("[]"), proc.stderr
+
+
+def test_search_output_pipes_into_add_keeping_text_and_meta(tmp_path: Path):
+    run_mem("add", "-", input=jsonl({"text": "Alice owns the billing service", "tags": ["team"], "meta": {"ticket": "OPS-12"}}))
+    hits = run_mem("search", "who owns billing", "--json")
+    other = {"MEM_DB": str(tmp_path / "other.db")}
+    copied = run_mem("add", "-", input=hits.stdout, env=other)
+    assert copied.code == 0 and [r["status"] for r in copied.records] == ["added"]
+    got = run_mem("get", copied.records[0]["id"], env=other).records[0]
+    assert got["scope"] == "test" and got["text"] == "Alice owns the billing service"
+    assert got["tags"] == ["team"] and got["meta"] == {"ticket": "OPS-12"}
