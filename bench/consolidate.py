@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/consolidate.py --n 10000 [--embedder hash] [--db PATH] [--keep]
+    python bench/consolidate.py --n 10000 [--embedder hash] [--db PATH] [--keep]
 
 Builds a database of ``n`` synthetic memories (topics x templates, with about 3 % near-duplicate
 triples and some conflicting updates; created over 120 days, some used), then runs

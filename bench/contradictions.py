@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/contradictions.py [--data PATH] [--repeat N] [--verbose]
+    python bench/contradictions.py [--data PATH] [--repeat N] [--verbose]
 
 Each line of the data file is ``{"old": ..., "new": ..., "new_kind": ..., "conflict": bool,
 "type": ...}``. A pair is predicted "conflict" when :func:`mem.enrich.assertions.supersedes`

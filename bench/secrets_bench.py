@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/secrets_bench.py [--corpus PATH] [--repeat N]
+    python bench/secrets_bench.py [--corpus PATH] [--repeat N]
 
 Each corpus line is ``{"text": ..., "secret": bool, "kind": ...}``. A line is
 predicted "secret" when :func:`mem.secrets.scan` returns any finding, so

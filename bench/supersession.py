@@ -2,7 +2,7 @@
 
 Usage::
 
-    /work/venv/bin/python bench/supersession.py [--data bench/contradictions.jsonl] [--embedder hash] [--json]
+    python bench/supersession.py [--data bench/contradictions.jsonl] [--embedder hash] [--json]
 
 For each labeled pair ``{"old", "new", "new_kind", "conflict"}`` the old memory is added (one hour
 earlier) and then the new one, each pair in its own scope of one temporary database, through
