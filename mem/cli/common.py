@@ -131,14 +131,9 @@ def input_stream(path: str) -> BinaryIO:
 
 def time_option(value: str | None, name: str) -> str | None:
     """A --since/--until value (ISO-8601) as the stored UTC form; BadInput names the flag."""
-    if value is None:
-        return None
-    from mem.enrich.dates import format_datetime, parse_datetime
+    from mem.stages.add import parse_time_option
 
-    try:
-        return format_datetime(parse_datetime(value))
-    except ValueError:
-        raise BadInput(f"--{name} {value!r} is not a date (use ISO-8601, e.g. 2026-11-01)") from None
+    return parse_time_option(value, f"--{name}")
 
 
 def split_csv(values: list[str] | None) -> list[str]:

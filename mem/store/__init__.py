@@ -522,23 +522,6 @@ class Store:
             return [], np.zeros((0, self._vec_dim or 0), dtype=np.float32)
         return found, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
-    def iter_vectors(self, scope: str | None, batch: int = 2000) -> Iterator[tuple[list[int], "np.ndarray"]]:
-        """Every stored vector (of live memories in ``scope``), in batches: for clustering and matrices."""
-        import numpy as np
-
-        last = 0
-        while True:
-            sql = "SELECT v.rowid, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid WHERE v.rowid > ? AND m.status != 'archived'"
-            params: list[Any] = [last]
-            if scope is not None:
-                sql += " AND m.scope = ?"
-                params.append(scope)
-            rows = self.conn.execute(sql + " ORDER BY v.rowid LIMIT ?", [*params, batch]).fetchall()
-            if not rows:
-                return
-            last = int(rows[-1][0])
-            yield [int(r[0]) for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-
     def bm25(self, match: str, k: int, scope: str | None) -> list[tuple[int, float]]:
         """FTS5 BM25 candidates ``(rowid, score)``, best first; score is positive (higher is better)."""
         sql = (
