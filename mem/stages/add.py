@@ -28,6 +28,7 @@ MIN_CHARS = 3
 MAX_CHARS = 32_000
 NEAR_DUPLICATE = 0.95
 CHUNK = 256
+NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 
 # Input keys that map onto columns; anything else a record carries is kept in ``meta``.
 _KNOWN = {"text", "kind", "tags", "scope", "source", "source_line", "author", "created_at", "event_at",
@@ -298,8 +299,10 @@ def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", option
     if existing is not None:
         store.bump_access([store.rowid_of(existing.id)], ctx.now_iso())
         return Outcome("duplicate", id=existing.id, line=draft.line, reason="same text")
-    if not options.keep_near and not draft.restored and vector is not None:
-        near = nearest(ctx, vector, memory.scope)
+    # One neighbour query serves both the near-duplicate check and the see_also links.
+    neighbours = ctx.vectors.nearest(vector, NEIGHBOURS, memory.scope) if vector is not None else None
+    if not options.keep_near and not draft.restored and neighbours is not None:
+        near = nearest_live(ctx, neighbours)
         if near is not None and near[1] >= options.near_threshold:
             return Outcome("duplicate", id=near[0].id, line=draft.line,
                            reason=f"near duplicate (cosine {near[1]:.3f})")
@@ -308,7 +311,7 @@ def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", option
     rowid = store.insert_memory(memory, vector)
     ctx.vectors.add()
     superseded = supersede.check(ctx, rowid, memory)
-    link.after_insert(ctx, rowid, memory, vector, entities=draft.entities)
+    link.after_insert(ctx, rowid, memory, vector, entities=draft.entities, neighbours=neighbours)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
     if status == "superseded":
@@ -320,9 +323,8 @@ def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", option
     return Outcome(status, id=memory.id, line=draft.line, detail=detail)
 
 
-def nearest(ctx: "Context", vector: "np.ndarray", scope: str | None) -> tuple[Memory, float] | None:
-    """The most similar live (not archived) memory in ``scope`` and its cosine."""
-    found = ctx.vectors.nearest(vector, 8, scope)
+def nearest_live(ctx: "Context", found: list[tuple[int, float]]) -> tuple[Memory, float] | None:
+    """The most similar live (not archived) memory among ``found`` (rowid, cosine), best first."""
     memories = ctx.store.by_rowids([rowid for rowid, _ in found])
     for rowid, similarity in found:
         memory = memories.get(rowid)

@@ -64,15 +64,18 @@ LAYER_OF_TYPE = {
 
 
 def after_insert(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray | None",
-                 *, entities: "list[Entity] | None" = None) -> None:
+                 *, entities: "list[Entity] | None" = None,
+                 neighbours: "list[tuple[int, float]] | None" = None) -> None:
     """Called inside the intake write transaction right after a memory is stored.
 
-    ``entities`` (e.g. from a model, extracted before the transaction) replace the heuristic extraction.
+    ``entities`` (e.g. from a model, extracted before the transaction) replace the heuristic
+    extraction; ``neighbours`` (rowid, cosine), looked up by intake before the insert, spare a
+    second nearest-neighbour search.
     """
     at = ctx.now_iso()
     entity_ids = link_entities(ctx, rowid, memory, entities)
     if vector is not None:
-        link_semantic(ctx, rowid, memory, vector, at)
+        link_semantic(ctx, rowid, memory, vector, at, neighbours)
     link_temporal(ctx, rowid, memory, at)
     link_causal(ctx, rowid, memory, entity_ids, at)
 
@@ -92,13 +95,15 @@ def link_entities(ctx: "Context", rowid: int, memory: "Memory", entities: "list[
     return ids
 
 
-def link_semantic(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray", at: str) -> int:
+def link_semantic(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray", at: str,
+                  neighbours: "list[tuple[int, float]] | None" = None) -> int:
     """``see_also`` both ways to the most similar earlier memories of the same scope; returns links made."""
     import numpy as np
 
     store = ctx.store
     # ctx.vectors: coarse int8 KNN rescored in float32 when cold, the in-RAM matrix when warm (batches).
-    found = ctx.vectors.nearest(np.asarray(vector, dtype=np.float32), SEE_ALSO_MAX + 1, memory.scope)
+    found = neighbours if neighbours is not None else ctx.vectors.nearest(
+        np.asarray(vector, dtype=np.float32), SEE_ALSO_MAX + 1, memory.scope)
     picked = [(sim, other) for other, sim in found if other != rowid and sim >= SEE_ALSO_MIN][:SEE_ALSO_MAX]
     if not picked:
         return 0
