@@ -115,6 +115,17 @@ def emit(records: Iterable[Any], *, table: bool, columns: tuple[str, ...] = ()) 
     return len(rows)
 
 
+def emit_one(record: dict[str, Any], *, table: bool) -> None:
+    """One summary record (stats, an entity): pretty-printed for people, one JSON line otherwise."""
+    if not table:
+        emit([record], table=False)
+        return
+    from rich.console import Console
+    from rich.pretty import Pretty
+
+    Console().print(Pretty(record))
+
+
 def input_stream(path: str) -> BinaryIO:
     """``-`` is stdin (only when asked: never read stdin implicitly); anything else a file."""
     if path == "-":

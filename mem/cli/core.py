@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from mem.cli.common import (
-    DbOption, EmbedderOption, FormatOption, JsonOption, NowOption, QuietOption, ScopeOption, emit, input_stream,
+    DbOption, EmbedderOption, FormatOption, JsonOption, NowOption, QuietOption, ScopeOption, emit, emit_one, input_stream,
     open_context, reports_errors, split_csv, time_option, use_table,
 )
 from mem.cli.complete import complete_embedders, complete_ids, complete_kinds, complete_statuses, complete_tags
@@ -224,13 +224,7 @@ def stats(db: DbOption = None, json: JsonOption = False, fmt: FormatOption = Non
     """Counts by status, scope, kind and layer; index sizes; schema and embedder."""
     with open_context(db) as ctx:
         record = {"record": "stats", "path": str(ctx.store.path), **ctx.store.counts()}
-    if use_table(fmt, json):
-        from rich.console import Console
-        from rich.pretty import Pretty
-
-        Console().print(Pretty(record))
-    else:
-        emit([record], table=False)
+    emit_one(record, table=use_table(fmt, json))
 
 
 @reports_errors

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from mem.cli.common import (
-    DbOption, FormatOption, JsonOption, NowOption, ScopeOption, emit, open_context, reports_errors, split_csv,
+    DbOption, FormatOption, JsonOption, NowOption, ScopeOption, emit, emit_one, open_context, reports_errors, split_csv,
     time_option, use_table,
 )
 from mem.errors import BadInput
@@ -109,13 +109,7 @@ def entity_(
 
     with open_context(db, scope=scope) as ctx:
         record = graph.entity(ctx, name, scope=scope)
-    if use_table(fmt, json):
-        from rich.console import Console
-        from rich.pretty import Pretty
-
-        Console().print(Pretty(record))
-    else:
-        emit([record], table=False)
+    emit_one(record, table=use_table(fmt, json))
 
 
 @graph_app.command()
@@ -177,13 +171,7 @@ def stats(
 
     with open_context(db, scope=scope) as ctx:
         record = graph.stats(ctx, scope=scope)
-    if use_table(fmt, json):
-        from rich.console import Console
-        from rich.pretty import Pretty
-
-        Console().print(Pretty(record))
-    else:
-        emit([record], table=False)
+    emit_one(record, table=use_table(fmt, json))
 
 
 @graph_app.command()
