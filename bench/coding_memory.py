@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -37,22 +36,14 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from mem.runtime import limit_blas_threads  # noqa: E402
-
-limit_blas_threads()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import ROOT, latency, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Every non-blank line of ``path`` as a dict."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]]) -> list[str]:
@@ -289,8 +280,7 @@ def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
         "dataset": {"memories": len(memories), "queries": len(queries),
                     "types": dict(Counter(q["type"] for q in queries))},
         "results": {name: {t: tally.row() for t, tally in types.items()} for name, types in tallies.items()},
-        "latency_ms": {name: {"p50": statistics.median(v), "p95": sorted(v)[int(0.95 * (len(v) - 1))]}
-                       for name, v in latencies.items() if v},
+        "latency_ms": {name: latency(v) for name, v in latencies.items() if v},
         "intake": intake,
         "supersession": supersession,
         "misses": misses,

@@ -19,27 +19,16 @@ So expect recall on unseen phrasing well below the figure this prints.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import ROOT, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
 
 from mem.enrich import assertions as _assertions  # noqa: E402
 from mem.enrich.assertions import Assertion, extract_assertions, supersedes  # noqa: E402
-
-
-def load(path: Path) -> list[dict]:
-    """Read a JSONL file, skipping blank lines."""
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                rows.append(json.loads(line))
-    return rows
 
 
 def evaluate(rows: list[dict]) -> dict:
@@ -100,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--verbose", action="store_true", help="show extracted assertions for misses")
     args = ap.parse_args(argv)
 
-    rows = load(args.data)
+    rows = read_jsonl(args.data)
     r = evaluate(rows)
     n_pos = r["tp"] + r["fn"]
     print(f"pairs: {len(rows)}  (conflict: {n_pos}, no conflict: {len(rows) - n_pos})")

@@ -28,18 +28,10 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mem.runtime import limit_blas_threads  # noqa: E402
-
-limit_blas_threads()
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchlib import percentile  # noqa: E402  (also puts the repo on sys.path)
 from synth import memory_texts, queries  # noqa: E402
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def context(db: Path, embedder: str):  # noqa: ANN201

@@ -17,20 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import statistics
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from mem.runtime import limit_blas_threads  # noqa: E402
-
-limit_blas_threads()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import latency  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -203,8 +199,7 @@ def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | N
                 print(f"  {conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
     return {
         "results": {name: {cat: t.row() for cat, t in cats.items()} for name, cats in tallies.items()},
-        "latency_ms": {name: {"p50": statistics.median(v), "p95": sorted(v)[int(0.95 * (len(v) - 1))]}
-                       for name, v in latencies.items() if v},
+        "latency_ms": {name: latency(v) for name, v in latencies.items() if v},
         "questions": tallies[next(iter(configs))]["all"].n,
         "ingest_seconds": ingest_seconds,
     }

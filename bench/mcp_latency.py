@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import percentile  # noqa: E402  (also puts the repo on sys.path)
 from synth import memory_texts, queries  # noqa: E402
 
 SCOPE = "bench"
@@ -82,11 +83,6 @@ class Server:
         self.proc.wait(timeout=30)
 
 
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def measure(db: Path, embedder: str, n_queries: int, warmup: int) -> dict[str, Any]:
     server = Server(db, embedder)
     try:
@@ -101,7 +97,7 @@ def measure(db: Path, embedder: str, n_queries: int, warmup: int) -> dict[str, A
                 times.append(seconds * 1000)
     finally:
         server.close()
-    return {"ready_s": ready, "p50_ms": statistics.median(times), "p95_ms": pct(times, 0.95),
+    return {"ready_s": ready, "p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95),
             "mean_ms": statistics.fmean(times), "queries": len(times)}
 
 

@@ -14,26 +14,15 @@ the findings, as a diagnostic (it does not affect precision/recall).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import ROOT, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
 
 from mem.secrets import scan  # noqa: E402
-
-
-def load(path: Path) -> list[dict]:
-    """Read a JSONL corpus, skipping blank lines."""
-    rows = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                rows.append(json.loads(line))
-    return rows
 
 
 def time_scan(texts: list[str], repeat: int) -> float:
@@ -53,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=20, help="timing passes over the corpus")
     args = ap.parse_args(argv)
 
-    rows = load(args.corpus)
+    rows = read_jsonl(args.corpus)
     tp = fp = fn = tn = 0
     per_kind: dict[tuple[bool, str], list[int]] = defaultdict(lambda: [0, 0, 0])  # n, correct, kind_match
     wrong: list[str] = []

@@ -23,12 +23,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-
-def load(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import ROOT, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
 
 
 def run(rows: list[dict], embedder: str, reverse: bool) -> list[tuple[dict, bool, str]]:
@@ -82,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--embedder", default="hash")
     ap.add_argument("--json", action="store_true", help="end with one JSON line of figures")
     args = ap.parse_args(argv)
-    rows = load(args.data)
+    rows = read_jsonl(args.data)
     started = time.perf_counter()
     forward = run(rows, args.embedder, reverse=False)
     backward = run(rows, args.embedder, reverse=True)

@@ -19,7 +19,6 @@ from mem.store.migrations import LATEST, MIGRATIONS
 if TYPE_CHECKING:
     import numpy as np
 
-    from mem.embed import Embedder
 
 BUSY_TIMEOUT_MS = 5000
 WRITE_RETRIES = 8
