@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     import numpy as np
 
 
+_FIELD_INDEX = {name: i for i, name in enumerate(MEMORY_FIELDS)}
+_STORED_AS: dict[str, Any] = {"tags": lambda v: _json(v), "meta": lambda v: _json(v), "pinned": int}  # columns not stored as-is
+_INSERT_MEMORY = f"INSERT INTO memories({', '.join(MEMORY_FIELDS)}) VALUES ({', '.join('?' for _ in MEMORY_FIELDS)})"
 BUSY_TIMEOUT_MS = 5000
 WRITE_RETRIES = 8
 _COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
@@ -246,16 +249,12 @@ class Store:
     # -------------------------------------------------------------- memories
     def insert_memory(self, memory: Memory, vector: "np.ndarray | None") -> int:
         """Insert inside a write transaction; returns the rowid."""
-        values = memory.to_record()
-        values.pop("record")
-        values["tags"] = _json(memory.tags)
-        values["meta"] = _json(memory.meta)
-        values["pinned"] = int(memory.pinned)
-        names = ", ".join(MEMORY_FIELDS)
-        marks = ", ".join("?" for _ in MEMORY_FIELDS)
-        cursor = self.conn.execute(
-            f"INSERT INTO memories({names}) VALUES ({marks})", [values[n] for n in MEMORY_FIELDS]
-        )
+        # Column values straight off the dataclass: to_record()/asdict would deep-copy tags and meta.
+        values = [getattr(memory, name) for name in MEMORY_FIELDS]
+        for name, convert in _STORED_AS.items():
+            index = _FIELD_INDEX[name]
+            values[index] = convert(values[index])
+        cursor = self.conn.execute(_INSERT_MEMORY, values)
         rowid = int(cursor.lastrowid)
         if vector is not None:
             self.put_vector(rowid, memory.scope, vector)
@@ -289,7 +288,7 @@ class Store:
         unknown = set(changes) - UPDATABLE
         if unknown:
             raise BadInput(f"cannot update field(s) {', '.join(sorted(unknown))}")
-        stored = {k: (_json(v) if k in ("tags", "meta") else int(v) if k == "pinned" else v) for k, v in changes.items()}
+        stored = {k: _STORED_AS[k](v) if k in _STORED_AS else v for k, v in changes.items()}
         assignments = ", ".join(f"{k} = ?" for k in stored)
         cursor = self.conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*stored.values(), memory_id])
         if cursor.rowcount == 0:
