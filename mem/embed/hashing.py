@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from mem.text import STOPWORDS, tokens
@@ -42,12 +43,19 @@ class HashEmbedder:
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature, weight in self._features(text):
-                digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-                bucket = int.from_bytes(digest[:4], "little") % self.dim
-                sign = 1.0 if digest[4] & 1 else -1.0
-                out[row, bucket] += sign * weight
-            norm = float(np.linalg.norm(out[row]))
-            if norm > 0:
-                out[row] /= norm
+            feats = self._features(text)
+            if feats:
+                slots = [_slot(feature, self.dim) for feature, _ in feats]
+                buckets = [bucket for bucket, _ in slots]
+                values = [sign * weight for (_, sign), (_, weight) in zip(slots, feats)]
+                np.add.at(out[row], buckets, values)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
         return out
+
+
+@lru_cache(maxsize=1 << 17)
+def _slot(feature: str, dim: int) -> tuple[int, float]:
+    """Bucket and sign of one feature; cached, because words and trigrams recur across texts."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest[:4], "little") % dim, (1.0 if digest[4] & 1 else -1.0)

@@ -59,7 +59,9 @@ class Draft:
     rejected: str | None = None
     redacted: list[str] = field(default_factory=list)
     restored: bool = False  # an exported record coming back: keep its fields, skip near-duplicate
-    entities: "list[Entity] | None" = None  # from the model (options.extract); None: link.py extracts
+    entities: "list[Entity] | None" = None  # from the model (options.extract) or link.prepare
+    vector: "np.ndarray | None" = None  # the embedding, computed before the write transaction
+    assertions: list[Any] = field(default_factory=list)  # supersede.assertions_of, before the transaction
 
 
 def _fail(line: int | None, message: str) -> BadInput:
@@ -258,25 +260,55 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
     if options.extract not in (None, "ollama"):
         raise BadInput(f"unknown extractor {options.extract!r}; the only one is 'ollama'")
     drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
-    for start in range(0, len(drafts), CHUNK):
-        yield from _store_chunk(ctx, drafts[start : start + CHUNK], options)
+    chunks = [drafts[start : start + CHUNK] for start in range(0, len(drafts), CHUNK)]
+    if len(chunks) <= 1:
+        for chunk in chunks:
+            _prepare(ctx, chunk, options)
+            yield from _write(ctx, chunk, options)
+        return
+    # A batch prepares (embeds) the next chunk in a second thread while this one is written:
+    # onnxruntime releases the GIL, so the model and the SQL share the two cores.
+    from concurrent.futures import ThreadPoolExecutor
+
+    ctx.embedder  # load the model here, once, not racing in the worker
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-intake") as pool:
+        ahead = pool.submit(_prepare, ctx, chunks[0], options)
+        for index, chunk in enumerate(chunks):
+            ahead.result()  # re-raises what preparing failed with (an embedder that went away: exit 6)
+            if index + 1 < len(chunks):
+                ahead = pool.submit(_prepare, ctx, chunks[index + 1], options)
+            yield from _write(ctx, chunk, options)
 
 
-def _store_chunk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
+def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> None:
+    """Everything that needs only the text: secrets, enrichment, embedding, entities, assertions.
+
+    Runs before the write lock is taken, so a concurrent writer waits for the SQL of ``_write``,
+    never for a model.
+    """
     for draft in drafts:
         if draft.rejected is None:
             _screen_secrets(draft, options.redact)
         if draft.rejected is None:
             _enrich(draft, ctx)
     live = [d for d in drafts if d.rejected is None]
-    vectors = ctx.embedder.embed([d.memory.text for d in live]) if live else None
-    vector_of = {id(d): vectors[i] for i, d in enumerate(live)} if vectors is not None else {}
+    if live:
+        for draft, vector in zip(live, ctx.embedder.embed([d.memory.text for d in live])):
+            draft.vector = vector
     if options.extract == "ollama":
         _extract_entities(ctx, live)
-    outcomes: list[Outcome] = []
+    for draft in live:
+        if draft.entities is None:
+            draft.entities = link.entities_of(draft.memory)
+        draft.assertions = supersede.assertions_of(draft.memory)
+
+
+def _write(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
+    """Check each prepared draft against the store and store it: one short write transaction per chunk."""
     with ctx.store.write():
-        for draft in drafts:
-            outcomes.append(_store_one(ctx, draft, vector_of.get(id(draft)), options))
+        chunk = _Chunk(ctx, drafts, options)
+        outcomes = [_store_one(ctx, draft, chunk, options) for draft in drafts]
+        chunk.finish()
     yield from outcomes
 
 
@@ -288,30 +320,96 @@ def _extract_entities(ctx: "Context", drafts: Sequence[Draft]) -> None:
         draft.entities = extract(draft.memory.text, model=ctx.settings.llm, host=ctx.settings.ollama_host)[0]
 
 
-def _store_one(ctx: "Context", draft: Draft, vector: "np.ndarray | None", options: AddOptions) -> Outcome:
+class _Chunk:
+    """What one chunk's drafts are checked against, looked up once per chunk inside its write transaction.
+
+    Stored ids and content hashes, and every draft's nearest stored neighbours (one matrix
+    product for the chunk, ``VectorIndex.nearest_many``); drafts stored earlier in the same chunk
+    count too (``stored``), exactly as if each draft had been written on its own.
+    """
+
+    def __init__(self, ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> None:
+        import numpy as np
+
+        store = ctx.store
+        live = [d for d in drafts if d.rejected is None]
+        self.ctx = ctx
+        self.taken_ids = store.existing_ids([d.memory.id for d in live if d.memory.id])
+        self.by_hash = store.ids_by_hash({(d.memory.scope, d.memory.content_hash) for d in live})
+        with_vector = [d for d in live if d.vector is not None]
+        self.row = {id(d): i for i, d in enumerate(with_vector)}
+        self.vectors = np.stack([d.vector for d in with_vector]).astype(np.float32, copy=False) \
+            if with_vector else np.zeros((0, 1), dtype=np.float32)
+        self.scopes = [d.memory.scope for d in with_vector]
+        self.floor = min(link.SEE_ALSO_MIN, options.near_threshold)
+        self.found = ctx.vectors.nearest_many(self.vectors, NEIGHBOURS, self.scopes, floor=self.floor) \
+            if with_vector else []
+        # rowid -> public id of every neighbour, for the see_also edges
+        self.ids = sql_ids_of(ctx, {rowid for hits in self.found for rowid, _ in hits})
+        self.stored: list[tuple[int, int, str]] = []  # (vector row, rowid, scope) of drafts stored in this chunk
+        self.new_vectors: list[tuple[int, str, Any]] = []
+
+    def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
+        """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier drafts."""
+        row = self.row.get(id(draft))
+        if row is None:
+            return None
+        found = list(self.found[row])
+        if self.stored:
+            sims = self.vectors[[r for r, _, _ in self.stored]] @ self.vectors[row]
+            found += [(rowid, float(sim)) for (_, rowid, scope), sim in zip(self.stored, sims.tolist())
+                      if sim >= self.floor and scope == draft.memory.scope]
+            found.sort(key=lambda hit: (-hit[1], hit[0]))
+        return found[:NEIGHBOURS]
+
+    def remember(self, draft: Draft, rowid: int) -> None:
+        """``draft`` was stored as ``rowid``: later drafts of the chunk see it as a duplicate or a neighbour."""
+        memory = draft.memory
+        self.taken_ids.add(memory.id)
+        self.by_hash.setdefault((memory.scope, memory.content_hash), (rowid, memory.id))
+        self.ids[rowid] = memory.id
+        row = self.row.get(id(draft))
+        if row is not None:
+            self.stored.append((row, rowid, memory.scope))
+            self.new_vectors.append((rowid, memory.scope, draft.vector))
+
+    def finish(self) -> None:
+        """Write the chunk's vectors in one statement each, then let a warm vector index pick them up."""
+        self.ctx.store.put_vectors(self.new_vectors)
+        self.ctx.vectors.add()
+
+
+def sql_ids_of(ctx: "Context", rowids: set[int]) -> dict[int, str]:
+    from mem.store.graph import ids_of
+
+    return ids_of(ctx.store, sorted(rowids)) if rowids else {}
+
+
+def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions) -> Outcome:
     store = ctx.store
     memory = draft.memory
     if draft.rejected is not None:
         return Outcome("rejected", line=draft.line, reason=draft.rejected)
-    if memory.id and store.exists(memory.id):
+    if memory.id and memory.id in chunk.taken_ids:
         return Outcome("duplicate", id=memory.id, line=draft.line, reason="same id")
-    existing = store.find_by_hash(memory.scope, memory.content_hash)
+    existing = chunk.by_hash.get((memory.scope, memory.content_hash))
     if existing is not None:
-        store.bump_access([store.rowid_of(existing.id)], ctx.now_iso())
-        return Outcome("duplicate", id=existing.id, line=draft.line, reason="same text")
-    # One neighbour query serves both the near-duplicate check and the see_also links.
-    neighbours = ctx.vectors.nearest(vector, NEIGHBOURS, memory.scope) if vector is not None else None
-    if not options.keep_near and not draft.restored and neighbours is not None:
-        near = nearest_live(ctx, neighbours)
-        if near is not None and near[1] >= options.near_threshold:
+        store.bump_access([existing[0]], ctx.now_iso())
+        return Outcome("duplicate", id=existing[1], line=draft.line, reason="same text")
+    # One neighbour lookup serves both the near-duplicate check and the see_also links.
+    neighbours = chunk.neighbours(draft)
+    if not options.keep_near and not draft.restored and neighbours:
+        near = nearest_live(ctx, [hit for hit in neighbours if hit[1] >= options.near_threshold])
+        if near is not None:
             return Outcome("duplicate", id=near[0].id, line=draft.line,
                            reason=f"near duplicate (cosine {near[1]:.3f})")
     if not memory.id:
         memory.id = ids.uuid7(_unix_ms(memory.created_at))
-    rowid = store.insert_memory(memory, vector)
-    ctx.vectors.add()
-    superseded = supersede.check(ctx, rowid, memory)
-    link.after_insert(ctx, rowid, memory, vector, entities=draft.entities, neighbours=neighbours)
+    rowid = store.insert_memory(memory, None)
+    chunk.remember(draft, rowid)
+    superseded = supersede.check(ctx, rowid, memory, draft.assertions)
+    link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
+                      neighbour_ids=chunk.ids)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
     if status == "superseded":

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mem.store import graph as sql
 
@@ -63,40 +63,47 @@ LAYER_OF_TYPE = {
 }
 
 
+def entities_of(memory: "Memory") -> "list[Entity]":
+    """The zero-LLM entities ``after_insert`` records for ``memory`` (pure: intake runs it before its write lock)."""
+    from mem.enrich.entities import extract_entities
+
+    return extract_entities(memory.text)
+
+
 def after_insert(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray | None",
                  *, entities: "list[Entity] | None" = None,
-                 neighbours: "list[tuple[int, float]] | None" = None) -> None:
+                 neighbours: "list[tuple[int, float]] | None" = None,
+                 neighbour_ids: dict[int, str] | None = None) -> None:
     """Called inside the intake write transaction right after a memory is stored.
 
-    ``entities`` (e.g. from a model, extracted before the transaction) replace the heuristic
-    extraction; ``neighbours`` (rowid, cosine), looked up by intake before the insert, spare a
-    second nearest-neighbour search.
+    ``entities`` (from a model, or ``entities_of`` run before the transaction) spare the
+    extraction here; ``neighbours`` (rowid, cosine), looked up by intake before the insert, spare
+    a second nearest-neighbour search, and ``neighbour_ids`` (rowid -> id) the lookup of their ids.
     """
     at = ctx.now_iso()
     entity_ids = link_entities(ctx, rowid, memory, entities)
     if vector is not None:
-        link_semantic(ctx, rowid, memory, vector, at, neighbours)
+        link_semantic(ctx, rowid, memory, vector, at, neighbours, neighbour_ids)
     link_temporal(ctx, rowid, memory, at)
     link_causal(ctx, rowid, memory, entity_ids, at)
 
 
 def link_entities(ctx: "Context", rowid: int, memory: "Memory", entities: "list[Entity] | None") -> list[int]:
     """Upsert the memory's entities (extracted here unless given) and record its mentions; returns entity ids."""
-    from mem.enrich.entities import extract_entities
-
-    found = extract_entities(memory.text) if entities is None else entities
+    found = entities_of(memory) if entities is None else entities
     ids: list[int] = []
     for entity in found[:MAX_ENTITIES]:
         if not entity.key or len(entity.key) > 200:
             continue
-        entity_id = sql.upsert_entity(ctx.store, entity.key, entity.surface[:200], entity.type, memory.created_at)
-        sql.add_mention(ctx.store, rowid, entity_id)
-        ids.append(entity_id)
+        ids.append(sql.upsert_entity(ctx.store, entity.key, entity.surface[:200], entity.type, memory.created_at))
+    ids = list(dict.fromkeys(ids))  # two surfaces of one entity ("Postgres", "PostgreSQL") are one mention
+    sql.add_mentions(ctx.store, rowid, ids)
     return ids
 
 
 def link_semantic(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray", at: str,
-                  neighbours: "list[tuple[int, float]] | None" = None) -> int:
+                  neighbours: "list[tuple[int, float]] | None" = None,
+                  neighbour_ids: dict[int, str] | None = None) -> int:
     """``see_also`` both ways to the most similar earlier memories of the same scope; returns links made."""
     import numpy as np
 
@@ -107,7 +114,9 @@ def link_semantic(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndar
     picked = [(sim, other) for other, sim in found if other != rowid and sim >= SEE_ALSO_MIN][:SEE_ALSO_MAX]
     if not picked:
         return 0
-    ids = sql.ids_of(store, [r for _, r in picked])
+    known = neighbour_ids or {}
+    missing = [r for _, r in picked if r not in known]
+    ids = {**known, **sql.ids_of(store, missing)} if missing else known
     edges = []
     for sim, other in picked:
         if other in ids:
@@ -116,10 +125,24 @@ def link_semantic(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndar
     return sql.add_edges(store, edges, at) // 2
 
 
+def session_key(memory: "Memory") -> Any:
+    """The memory's session: ``meta.session``, else its ``source`` (what ``graph.SESSION_KEY`` computes in SQL)."""
+    session = memory.meta.get("session") if isinstance(memory.meta, dict) else None
+    if isinstance(session, bool):  # json_extract gives SQLite's 1/0 for JSON true/false
+        return int(session)
+    if isinstance(session, (str, int, float)):
+        return session
+    if session is not None:  # an object or array: json_extract yields its JSON text
+        import orjson
+
+        return orjson.dumps(session).decode()
+    return memory.source
+
+
 def link_temporal(ctx: "Context", rowid: int, memory: "Memory", at: str) -> None:
     """``precedes`` chain and ``same_session`` window within the memory's session."""
     store = ctx.store
-    key = sql.session_key(store, rowid)
+    key = session_key(memory)
     if key is None:
         return
     before = sql.session_members(store, memory.scope, key, memory.created_at, rowid, SESSION_WINDOW + 1, before=True)

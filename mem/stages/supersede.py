@@ -76,12 +76,21 @@ def assertion_keys(assertion: Any) -> tuple[str, str, str]:
         return assertion.attribute, assertion.subject, assertion.subject
 
 
-def index(ctx: "Context", rowid: int, memory: "Memory") -> list[Any]:
-    """Extract and store ``memory``'s assertions (inside a write transaction); returns them."""
+def assertions_of(memory: "Memory") -> list[Any]:
+    """The assertions ``check`` weighs for ``memory`` (none for kinds that assert nothing); pure, so
+    intake runs it before its write transaction."""
+    from mem.enrich.assertions import extract_assertions
+
+    return [] if memory.kind in NOT_ASSERTED else extract_assertions(memory.text)
+
+
+def index(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None) -> list[Any]:
+    """Store ``memory``'s assertions (extracted here unless given) inside a write transaction; returns them."""
     from mem.enrich.assertions import extract_assertions
     from mem.store import lifecycle as sql
 
-    found = extract_assertions(memory.text)
+    if found is None:
+        found = extract_assertions(memory.text)
     rows = []
     for assertion in found:
         group, subject, slot = assertion_keys(assertion)
@@ -100,8 +109,10 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
             and (b.valid_until is None or b.valid_until > a.created_at))
 
 
-def check(ctx: "Context", rowid: int, memory: "Memory") -> list[str]:
+def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None) -> list[str]:
     """Called inside the intake write transaction after insert; returns the ids superseded.
+
+    ``found``: the memory's assertions when already extracted (``assertions_of``).
 
     The list contains ``memory.id`` itself when the incoming memory is the older side of a
     conflict (intake then reports status ``superseded``).
@@ -111,7 +122,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory") -> list[str]:
 
     if memory.kind in NOT_ASSERTED:
         return []
-    found = index(ctx, rowid, memory)
+    found = index(ctx, rowid, memory, found)
     if not found or memory.superseded_by:
         return []
     keys = [assertion_keys(a) for a in found]

@@ -276,6 +276,23 @@ class Store:
             "INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)", (rowid, q.tobytes(), scope)
         )
 
+    def put_vectors(self, rows: Sequence[tuple[int, str, "np.ndarray"]]) -> None:
+        """``put_vector`` for many new memories ``(rowid, scope, vector)`` at once (intake of a chunk)."""
+        import numpy as np
+
+        if not rows:
+            return
+        f32 = np.ascontiguousarray(np.stack([np.asarray(v, dtype=np.float32) for _, _, v in rows]))
+        peaks = np.abs(f32).max(axis=1, keepdims=True)
+        peaks[peaks == 0] = 1.0
+        q = np.round(f32 * (127.0 / peaks)).astype(np.int8)
+        rowids = [rowid for rowid, _, _ in rows]
+        self.conn.executemany("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)",
+                              [(rowid, f32[i].tobytes()) for i, rowid in enumerate(rowids)])
+        self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(rowid,) for rowid in rowids])
+        self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
+                              [(rowid, q[i].tobytes(), scope) for i, (rowid, scope, _) in enumerate(rows)])
+
     def log(self, at: str, op: str, memory_id: str | None, author: str | None, payload: dict[str, Any]) -> None:
         """Append one row to the changelog: every mutation leaves a trace."""
         self.conn.execute(
@@ -397,6 +414,30 @@ class Store:
             (scope, content_hash),
         ).fetchone()
         return _row_to_memory(row) if row else None
+
+    def ids_by_hash(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, str]]:
+        """``(scope, content_hash) -> (rowid, id)`` of the first stored memory with that text, for each key found."""
+        out: dict[tuple[str, str], tuple[int, str]] = {}
+        wanted = list(keys)
+        for start in range(0, len(wanted), 400):
+            chunk = wanted[start : start + 400]
+            marks = ",".join("(?, ?)" for _ in chunk)
+            for rowid, memory_id, scope, digest in self.conn.execute(
+                f"SELECT rowid, id, scope, content_hash FROM memories WHERE (scope, content_hash) IN (VALUES {marks}) "
+                "ORDER BY rowid DESC", [v for key in chunk for v in key]
+            ):
+                out[(scope, digest)] = (int(rowid), memory_id)  # rowid DESC: the first stored one wins
+        return out
+
+    def existing_ids(self, memory_ids: Iterable[str]) -> set[str]:
+        """Which of ``memory_ids`` are stored."""
+        wanted = list(memory_ids)
+        found: set[str] = set()
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found.update(r[0] for r in self.conn.execute(
+                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return found
 
     def exists(self, memory_id: str) -> bool:
         return self.conn.execute("SELECT 1 FROM memories WHERE id = ?", (memory_id,)).fetchone() is not None

@@ -52,15 +52,21 @@ def upsert_entity(store: "Store", key: str, surface: str, kind: str, at: str) ->
     return int(row[0])
 
 
-def add_mention(store: "Store", memory_rowid: int, entity_id: int) -> bool:
-    """Record that a memory mentions an entity; counts it once however often it is called."""
-    cursor = store.conn.execute(
-        "INSERT OR IGNORE INTO memory_entities(memory_rowid, entity_id) VALUES (?, ?)", (memory_rowid, entity_id)
-    )
-    if cursor.rowcount != 1:
-        return False
-    store.conn.execute("UPDATE entities SET mention_count = mention_count + 1 WHERE id = ?", (entity_id,))
-    return True
+def add_mentions(store: "Store", memory_rowid: int, entity_ids: Sequence[int]) -> None:
+    """Record that a memory mentions entities (distinct ids), counting each mention once (inside a write txn)."""
+    if not entity_ids:
+        return
+    before = store.conn.total_changes
+    store.conn.executemany("INSERT OR IGNORE INTO memory_entities(memory_rowid, entity_id) VALUES (?, ?)",
+                           [(memory_rowid, e) for e in entity_ids])
+    if store.conn.total_changes - before == len(entity_ids):  # all new (a new memory): one counting statement
+        store.conn.execute(f"UPDATE entities SET mention_count = mention_count + 1 WHERE id IN ({_marks(len(entity_ids))})",
+                           list(entity_ids))
+        return
+    for entity_id in entity_ids:  # some were recorded before: count only the new ones
+        store.conn.execute(
+            "UPDATE entities SET mention_count = (SELECT COUNT(*) FROM memory_entities WHERE entity_id = ?) WHERE id = ?",
+            (entity_id, entity_id))
 
 
 def entity_names(store: "Store", entity_ids: Sequence[int]) -> dict[int, str]:

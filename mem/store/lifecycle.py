@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -170,31 +170,45 @@ def index_assertions(store: "Store", rowid: int, scope: str, rows: Sequence[tupl
     store.conn.execute("UPDATE memories SET asserted = 1 WHERE rowid = ?", (rowid,))
 
 
+class Rival(NamedTuple):
+    """The columns the contradiction check reads of a stored memory (named as on ``Memory``)."""
+
+    id: str
+    text: str
+    kind: str
+    created_at: str
+    valid_until: str | None
+    pinned: bool
+
+
+_RIVAL_COLUMNS = "m.id, m.text, m.kind, m.created_at, m.valid_until, m.pinned"
+
+
 def conflict_candidates(store: "Store", *, scope: str, keys: Iterable[tuple[str, str, str]], values: Iterable[str],
-                        exclude: int, limit: int = 50) -> list[tuple[int, Memory]]:
+                        exclude: int, limit: int = 50) -> list[tuple[int, Rival]]:
     """Live (not superseded) memories in ``scope`` that may conflict with a memory whose assertions have
     ``keys`` ``(attribute, subject, slot)`` and ``values``: an assertion on the same attribute and
-    subject or slot, or one about the same value (negations, "moved from X"). Newest first, at most
-    ``limit`` of each kind."""
-    found: dict[int, Memory] = {}
-    clauses: list[str] = []
+    subject or slot, or one about the same value (negations, "moved from X"). Newest first; per key,
+    the ``limit`` most recently stored (superseded ones are skipped after the limit: they are
+    history, and a key with that many live rivals is saturated anyway)."""
+    # Each key is one indexed range read newest-stored first (m004), so a common value costs no
+    # more than a rare one; the rivals are then ordered by created_at.
+    lookup = "SELECT * FROM (SELECT memory_rowid FROM assertions WHERE scope = ? AND {} ORDER BY memory_rowid DESC LIMIT ?)"
+    selects: list[str] = []
     params: list[Any] = []
     for attribute, subject, slot in dict.fromkeys(keys):
-        clauses.append("(a.attribute = ? AND (a.subject = ? OR a.slot = ?))")
-        params.extend([attribute, subject, slot])
-    values = list(dict.fromkeys(values))
-    lookups = []
-    if clauses:
-        lookups.append((" OR ".join(clauses), params))
-    if values:
-        lookups.append((f"a.value IN ({','.join('?' * len(values))})", values))
-    for condition, args in lookups:
-        sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid IN ("
-               f"SELECT a.memory_rowid FROM assertions a WHERE a.scope = ? AND ({condition})) "
-               "AND m.rowid != ? AND m.superseded_by IS NULL ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?")
-        for r in store.conn.execute(sql, [scope, *args, exclude, limit]):
-            found.setdefault(int(r[0]), _memory(r[1:]))
-    return sorted(found.items(), key=lambda item: (item[1].created_at, item[0]), reverse=True)
+        selects += [lookup.format("attribute = ? AND subject = ?"), lookup.format("attribute = ? AND slot = ?")]
+        params += [scope, attribute, subject, limit + 1, scope, attribute, slot, limit + 1]
+    for value in dict.fromkeys(values):
+        selects.append(lookup.format("value = ?"))
+        params += [scope, value, limit + 1]
+    if not selects:
+        return []
+    sql = (f"SELECT m.rowid, {_RIVAL_COLUMNS} FROM memories m WHERE m.rowid IN ({' UNION '.join(selects)}) "
+           "AND m.rowid != ? AND m.superseded_by IS NULL")
+    found = [(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6])))
+             for r in store.conn.execute(sql, [*params, exclude])]
+    return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
 def unasserted(store: "Store", limit: int) -> list[tuple[int, Memory]]:

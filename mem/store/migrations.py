@@ -216,5 +216,21 @@ def m003_lifecycle(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle]
+def m004_newest_assertions(conn: Connection) -> None:
+    """Assertion lookups end in ``memory_rowid``, so intake reads the newest rivals of a key straight
+    off the index (``ORDER BY memory_rowid DESC LIMIT n``) instead of every memory that ever
+    asserted a common value ("... on Fridays": thousands at 100k memories)."""
+    run_script(conn,
+        """
+        DROP INDEX assertions_subject;
+        DROP INDEX assertions_slot;
+        DROP INDEX assertions_value;
+        CREATE INDEX assertions_subject ON assertions(scope, attribute, subject, memory_rowid);
+        CREATE INDEX assertions_slot ON assertions(scope, attribute, slot, memory_rowid);
+        CREATE INDEX assertions_value ON assertions(scope, value, memory_rowid);
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions]
 LATEST = len(MIGRATIONS)
