@@ -63,3 +63,28 @@ def test_reindex_switches_embedder():
     assert result.code == 0 and result.records[0]["memories"] == 1
     stats = run_mem("stats").records[0]
     assert stats["vectors"] == stats["vec_index"] == 1
+
+
+def test_export_carries_links_and_import_restores_the_graph(tmp_path: Path):
+    first = run_mem("add", "We chose Postgres for the billing database").records[0]["id"]
+    second = run_mem("add", "Postgres replaced MySQL because MySQL lacked JSON support").records[0]["id"]
+    assert run_mem("graph", "link", second, first, "--type", "refines").code == 0
+    exported = run_mem("export")
+    links = {r["id"]: r.get("links", []) for r in exported.records}
+    assert any(link["to"] == first and link["type"] == "refines" and link["origin"] == "manual"
+               for link in links[second])
+
+    other = {"MEM_DB": str(tmp_path / "other.db")}
+    assert run_mem("import", "-", input=exported.stdout, env=other).code == 0
+    restored = run_mem("graph", "neighbors", second, env=other).records
+    assert any(n["id"] == first and n["via"]["type"] == "refines" and n["via"]["origin"] == "manual" for n in restored)
+    assert sorted(run_mem("export", env=other).records, key=lambda r: r["id"]) == \
+        sorted(exported.records, key=lambda r: r["id"])
+
+
+def test_import_rejects_malformed_links_naming_the_line(tmp_path: Path):
+    good = {"id": "01900000-0000-7000-8000-000000000001", "text": "Alice owns billing", "created_at": "2024-01-01T00:00:00Z"}
+    bad = {"id": "01900000-0000-7000-8000-000000000002", "text": "Bob owns search", "links": [{"type": "x"}]}
+    result = run_mem("import", "-", input=jsonl(good, bad))
+    assert result.code == 4 and "line 2" in result.error["message"] and "'to'" in result.error["message"]
+    assert run_mem("list").records == []

@@ -34,7 +34,7 @@ NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, 
 _KNOWN = {"text", "kind", "tags", "scope", "source", "source_line", "author", "created_at", "event_at",
           "pinned", "layer", "confidence", "meta", "valid_until"}
 # Keys of records that other stages print (a hit, an outcome): never worth keeping in meta.
-_PIPELINE_KEYS = {"record", "id", "status", "score", "rank", "why", "line", "reason", "query_line",
+_PIPELINE_KEYS = {"record", "id", "status", "score", "rank", "why", "line", "reason", "query_line", "links",
                   "content_hash", "updated_at", "access_count", "last_accessed_at", "importance",
                   "surprise", "verification", "superseded_by", "source_hash"}
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mem.records import Memory, Outcome
+from mem.errors import BadInput
+from mem.records import Outcome
 from mem.stages import add
 
 if TYPE_CHECKING:
@@ -13,8 +14,11 @@ if TYPE_CHECKING:
 
 
 def export(ctx: "Context", *, scope: str | None = None, since: str | None = None,
-           include_archived: bool = True) -> Iterator[Memory]:
-    """Every memory (archived too by default) in creation order; ``since`` filters on updated_at."""
+           include_archived: bool = True) -> Iterator[dict[str, Any]]:
+    """Every memory (archived too by default) in creation order, each with the graph edges leaving
+    it as ``links``; ``since`` filters on updated_at."""
+    from mem.store.graph import outgoing
+
     statuses = None if include_archived else ("active", "cold")
     last = 0
     while True:  # batches by rowid, so a huge export never holds one long read
@@ -22,16 +26,56 @@ def export(ctx: "Context", *, scope: str | None = None, since: str | None = None
                                       limit=1000, after_rowid=last))
         if not batch:
             return
-        for rowid, memory in batch:
-            last = rowid
-            if since is None or memory.updated_at >= since:
-                yield memory
+        last = batch[-1][0]
+        memories = [m for _, m in batch if since is None or m.updated_at >= since]
+        links = outgoing(ctx.store, [m.id for m in memories])
+        for memory in memories:
+            record = memory.to_record()
+            if memory.id in links:
+                record["links"] = [{"to": dst, "layer": layer, "type": kind, "weight": weight, "created_at": at,
+                                    "origin": origin} for dst, layer, kind, weight, at, origin in links[memory.id]]
+            yield record
 
 
 def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]], *,
                    redact: bool = False) -> Iterator[Outcome]:
-    """Import through the intake gate, keeping ids: importing the same file twice adds nothing."""
-    yield from add.run(ctx, records, add.AddOptions(redact=redact), keep_ids=True)
+    """Import through the intake gate, keeping ids: importing the same file twice adds nothing.
+
+    Each record's ``links`` (from ``export``) come back once every memory is stored: edges between
+    two memories that exist are restored (manual links and supersessions included), the others
+    are dropped.
+    """
+    from mem.store.graph import restore_edges
+
+    records = list(records)
+    edges = [edge for line, raw in records for edge in _links(raw, line, ctx.now_iso())]
+    stripped = [(line, {k: v for k, v in raw.items() if k != "links"}) for line, raw in records]
+    yield from add.run(ctx, stripped, add.AddOptions(redact=redact), keep_ids=True)
+    if edges:
+        with ctx.store.write():
+            restore_edges(ctx.store, edges)
+
+
+def _links(raw: dict[str, Any], line: int, now: str) -> list[tuple[str, str, str, str, float, str, str]]:
+    """The exported edges of one record as rows, or BadInput naming the line (checked before any write)."""
+    links = raw.get("links")
+    if links is None:
+        return []
+    src = raw.get("id")
+    if not isinstance(src, str) or not isinstance(links, list):
+        raise BadInput(f"line {line}: links must be a list of objects on a record with an id", line=line)
+    rows = []
+    for link in links:
+        if not isinstance(link, dict) or not all(isinstance(link.get(k), str) and link[k] for k in ("to", "type")):
+            raise BadInput(f"line {line}: each link needs non-empty strings 'to' and 'type'", line=line)
+        weight = link.get("weight", 1.0)
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)):
+            raise BadInput(f"line {line}: a link's weight must be a number, got {weight!r}", line=line)
+        if any(link.get(k) is not None and not isinstance(link[k], str) for k in ("layer", "created_at", "origin")):
+            raise BadInput(f"line {line}: a link's layer, created_at and origin must be strings", line=line)
+        rows.append((src.lower(), link["to"].lower(), link.get("layer") or "manual", link["type"], float(weight),
+                     link.get("created_at") or now, link.get("origin") or "import"))
+    return rows
 
 
 def reindex(ctx: "Context", embedder_name: str, *, batch: int = 256) -> dict[str, Any]:

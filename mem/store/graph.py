@@ -155,6 +155,35 @@ def add_edges(store: "Store", edges: Sequence[tuple[str, str, str, str, float]],
     return store.conn.total_changes - before
 
 
+def outgoing(store: "Store", ids: Sequence[str]) -> dict[str, list[tuple[str, str, str, float, str, str]]]:
+    """``src -> [(dst, layer, type, weight, created_at, origin), ...]`` for the edges leaving ``ids`` (export)."""
+    out: dict[str, list[tuple[str, str, str, float, str, str]]] = {}
+    for chunk in _chunks(list(ids), 400):
+        for src, dst, layer, kind, weight, created_at, origin in store.conn.execute(
+            f"SELECT src, dst, layer, type, weight, created_at, origin FROM edges WHERE src IN ({_marks(len(chunk))}) "
+            "ORDER BY src, dst, type", list(chunk)
+        ):
+            out.setdefault(src, []).append((dst, layer, kind, float(weight), created_at, origin))
+    return out
+
+
+def restore_edges(store: "Store", edges: Sequence[tuple[str, str, str, str, float, str, str]]) -> int:
+    """Write exported ``(src, dst, layer, type, weight, created_at, origin)`` edges whose two memories
+    are stored (inside a write txn); the exported edge replaces one the import re-derived, so a
+    round trip is exact. Returns how many were written."""
+    ends = {e[0] for e in edges} | {e[1] for e in edges}
+    stored: set[str] = set()
+    for chunk in _chunks(sorted(ends)):
+        stored.update(r[0] for r in store.conn.execute(f"SELECT id FROM memories WHERE id IN ({_marks(len(chunk))})",
+                                                       list(chunk)))
+    kept = [e for e in edges if e[0] in stored and e[1] in stored]
+    store.conn.executemany(
+        "INSERT OR REPLACE INTO edges(src, dst, layer, type, weight, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        kept,
+    )
+    return len(kept)
+
+
 def get_edge(store: "Store", src: str, dst: str, kind: str) -> dict[str, Any] | None:
     row = store.conn.execute(
         f"SELECT {', '.join(EDGE_COLUMNS)} FROM edges WHERE src = ? AND dst = ? AND type = ?", (src, dst, kind)
