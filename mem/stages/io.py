@@ -88,8 +88,7 @@ def reindex(ctx: "Context", embedder_name: str, *, batch: int = 256) -> dict[str
     with ctx.store.write():
         ctx.store.rebind_embedder(embedder_name, embedder.id, embedder.dim)
         for start, chunk in zip(range(0, len(rows), batch), vectors):
-            for (rowid, _, scope), vector in zip(rows[start : start + batch], chunk):
-                ctx.store.put_vector(rowid, scope, vector)
+            ctx.store.put_vectors([(rowid, scope, vector) for (rowid, _, scope), vector in zip(rows[start : start + batch], chunk)])
         ctx.store.log(ctx.now_iso(), "reindex", None, None, {"embedder": embedder.id, "count": len(rows)})
     ctx.use_embedder(embedder)
     return {"record": "reindex", "embedder": embedder_name, "id": embedder.id, "dim": embedder.dim, "memories": len(rows)}

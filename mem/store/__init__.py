@@ -263,29 +263,20 @@ class Store:
 
     def put_vector(self, rowid: int, scope: str, vector: "np.ndarray", *, replace: bool = False) -> None:
         """Store a float32 vector and its int8 index entry; ``replace`` for a memory that already had one."""
-        import numpy as np
+        self.put_vectors([(rowid, scope, vector)], replace=replace)
 
-        if replace:
-            self._bump_vectors_epoch()
-        f32 = np.ascontiguousarray(vector, dtype=np.float32)
-        peak = float(np.abs(f32).max()) or 1.0
-        q = np.round(f32 * (127.0 / peak)).astype(np.int8)
-        self.conn.execute("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)", (rowid, f32.tobytes()))
-        self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
-        self.conn.execute(
-            "INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)", (rowid, q.tobytes(), scope)
-        )
-
-    def put_vectors(self, rows: Sequence[tuple[int, str, "np.ndarray"]]) -> None:
-        """``put_vector`` for many new memories ``(rowid, scope, vector)`` at once (intake of a chunk)."""
+    def put_vectors(self, rows: Sequence[tuple[int, str, "np.ndarray"]], *, replace: bool = False) -> None:
+        """``put_vector`` for many memories ``(rowid, scope, vector)`` in one statement per table (a chunk)."""
         import numpy as np
 
         if not rows:
             return
+        if replace:
+            self._bump_vectors_epoch()
         f32 = np.ascontiguousarray(np.stack([np.asarray(v, dtype=np.float32) for _, _, v in rows]))
         peaks = np.abs(f32).max(axis=1, keepdims=True)
         peaks[peaks == 0] = 1.0
-        q = np.round(f32 * (127.0 / peaks)).astype(np.int8)
+        q = np.round(f32 * (127.0 / peaks)).astype(np.int8)  # per-vector int8 scale for the coarse vec0 index
         rowids = [rowid for rowid, _, _ in rows]
         self.conn.executemany("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)",
                               [(rowid, f32[i].tobytes()) for i, rowid in enumerate(rowids)])
