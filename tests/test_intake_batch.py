@@ -1,0 +1,92 @@
+"""Batch intake is the same as adding one record at a time: per-chunk lookups change speed, not results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from mem.config import resolve_settings
+from mem.records import Memory
+from mem.stages import add
+from mem.stages.context import Context
+from mem.store import Store
+from mem.store.graph import scope_edges
+from mem.store.vectors import VectorIndex
+
+STORY = [
+    {"text": "We chose Postgres for the billing database", "meta": {"session": "s1"}},
+    {"text": "We chose Postgres for the billing database", "meta": {"session": "s1"}},  # exact duplicate
+    {"text": "Billing runs on Postgres 16 with pgbouncer in front", "meta": {"session": "s1"}},
+    {"text": "The deploy failed because the Postgres token expired", "meta": {"session": "s1"}},
+    {"text": "Fixed by rotating the Postgres token in Vault", "meta": {"session": "s2"}},
+    {"text": "Alice owns the billing service and its Postgres schema", "meta": {"session": "s2"}},
+    {"text": "Alice owns the billing service and its Postgres schema!", "meta": {"session": "s2"}},  # near duplicate
+    {"text": "Run make test-billing before pushing changes to billing/models.py", "source": "CONTRIBUTING.md"},
+    {"text": "Never deploy billing on Fridays", "source": "CONTRIBUTING.md"},
+    {"text": "We use tabs in the billing Makefile", "scope": "other"},
+    {"text": "We chose Postgres for the billing database", "scope": "other"},  # same text, other scope: stored
+    {"text": "Actually we deploy billing on Fridays now, the freeze is over", "meta": {"session": "s3"}},
+]
+
+
+def _records() -> list[tuple[int, dict[str, Any]]]:
+    return [(i + 1, {**r, "created_at": f"2024-01-01T00:{i:02d}:00Z"}) for i, r in enumerate(STORY)]
+
+
+def _ingest(db: Path, batches: list[list[tuple[int, dict[str, Any]]]]) -> tuple[list[tuple[str, str]], set[tuple]]:
+    """Statuses (by line) and every edge as (text, text, type) after ingesting ``batches`` in order."""
+    settings_ = resolve_settings(db=db, embedder="hash", scope="test", now="2024-02-01T00:00:00Z")
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=settings_)
+        outcomes = [(o.status, o.reason or "") for batch in batches for o in add.run(ctx, batch)]
+        texts = {m.id: f"{m.scope}:{m.text}" for _, m in store.select(scope=None, statuses=None)}
+        edges = {(texts[s], texts[d], t) for scope in ("test", "other") for s, d, _, t, _ in scope_edges(store, scope)}
+    return outcomes, edges
+
+
+def test_one_batch_equals_one_record_at_a_time(tmp_path: Path):
+    records = _records()
+    batched = _ingest(tmp_path / "batch.db", [records])
+    single = _ingest(tmp_path / "single.db", [[r] for r in records])
+    assert batched == single
+    statuses = [s for s, _ in batched[0]]
+    assert statuses[1] == "duplicate" and statuses[6] == "duplicate" and statuses[10] == "added"
+    assert any(t == "see_also" for _, _, t in batched[1]) and any(t == "precedes" for _, _, t in batched[1])
+
+
+def test_a_batch_split_across_chunks_equals_one_chunk(tmp_path: Path, monkeypatch):
+    records = _records()
+    whole = _ingest(tmp_path / "whole.db", [records])
+    monkeypatch.setattr(add, "CHUNK", 3)  # several chunks: the next one is prepared in a thread meanwhile
+    chunked = _ingest(tmp_path / "chunked.db", [records])
+    assert chunked == whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 40), st.integers(1, 6), st.integers(1, 12), st.floats(-1.0, 0.9), st.integers(0, 10_000))
+def test_nearest_many_is_nearest_above_the_floor(tmp_path_factory, rows, queries, k, floor, seed):
+    rng = np.random.default_rng(seed)
+    db = tmp_path_factory.mktemp("v") / "v.db"
+    with Store.open(db) as store:
+        store.bind_embedder("hash", "test", lambda: 8)
+        with store.write():
+            for i in range(rows):
+                memory = Memory(id=f"0190{i:04d}-0000-7000-8000-000000000000", text=f"memory {i}",
+                                scope="a" if i % 3 else "b", created_at="2024-01-01T00:00:00Z",
+                                updated_at="2024-01-01T00:00:00Z", content_hash=str(i))
+                rowid = store.insert_memory(memory, None)
+                vector = rng.normal(size=8).astype(np.float32)
+                store.put_vector(rowid, memory.scope, vector / np.linalg.norm(vector))
+        vectors = rng.normal(size=(queries, 8)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        scopes = [["a", "b", None][i % 3] for i in range(queries)]
+        warm = VectorIndex(store)
+        warm.queries = 99  # skip the cold int8 path: compare the exact paths
+        batch = warm.nearest_many(vectors, k, scopes, floor=floor)
+        one_by_one = [[hit for hit in warm.nearest(v, k, s) if hit[1] >= floor] for v, s in zip(vectors, scopes)]
+    # Same neighbours in the same order; similarities equal up to float32 rounding (matrix vs vector product).
+    assert [[r for r, _ in hits] for hits in batch] == [[r for r, _ in hits] for hits in one_by_one]
+    assert np.allclose([s for hits in batch for _, s in hits], [s for hits in one_by_one for _, s in hits], atol=1e-6)
