@@ -1,11 +1,10 @@
 """Consolidation ("sleep"): replay, reorganize, compress, prune. Cron-safe, idempotent, ``dry_run``-able.
 
 - ``replay``: index the assertions of memories stored before the contradiction index existed
-  (and resolve their contradictions), then re-link memories created or used since the last run
-  (``mem.stages.link.relink`` or ``link_semantic`` when the graph work provides them; else
-  ``see_also`` edges to near neighbours).
-- ``reorganize``: communities and centroids per scope (``mem.stages.graph.communities`` when it
-  exists; else spherical k-means over the vectors, deterministic), then
+  (and resolve their contradictions), then refresh the ``see_also`` links of memories created or
+  used since the last run (``mem.stages.link.link_semantic``).
+- ``reorganize``: communities and centroids per scope (``mem.stages.graph.communities``; when the
+  graph has none yet, spherical k-means over the vectors, deterministic), then
   ``surprise = 1 - max cosine to the centroids``.
 - ``compress``: clusters of >= 3 near duplicates (cosine >= 0.85 to the cluster's first member,
   within one community) become one new memory through the normal intake path
@@ -36,7 +35,6 @@ from mem.errors import BadInput
 if TYPE_CHECKING:
     import numpy as np
 
-    from mem.records import Memory
     from mem.stages.context import Context
 
 PHASES = ("replay", "reorganize", "compress", "prune")
@@ -50,8 +48,6 @@ MAX_GROUP = 4000  # pairwise similarities are computed within groups of at most 
 KMEANS_SAMPLE = 20_000
 KMEANS_ITERATIONS = 8
 MAX_COMMUNITIES = 256
-SEE_ALSO_MIN = 0.5
-SEE_ALSO_MAX = 5
 
 
 @dataclass
@@ -171,7 +167,8 @@ def _replay(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict
     floor = _iso(ctx, days=-REPLAY_DAYS)
     if since is None or since > state.at:
         since = floor
-    relink = _relinker()
+    from mem.stages.link import link_semantic as relink
+
     last = 0
     while _room(options, stats):
         rows = sql.recent_rows(ctx.store, scope=options.scope, since=since, after_rowid=last, limit=BATCH)
@@ -192,35 +189,6 @@ def _replay(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict
                     records.append({"record": "action", "phase": "replay", "action": "link", "id": memory.id,
                                     "links": made, "dry_run": options.dry_run})
         yield from records
-
-
-def _relinker() -> Any:
-    """The graph work's relinking when it exists, else our own ``see_also`` refresh."""
-    from mem.stages import link
-
-    for name in ("relink", "link_semantic"):
-        fn = getattr(link, name, None)
-        if callable(fn):
-            return fn
-    return _see_also
-
-
-def _see_also(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray", at: str) -> int:
-    """``see_also`` both ways to the nearest memories of the scope (cosine >= SEE_ALSO_MIN); new links made."""
-    from mem.store import lifecycle as sql
-
-    made = 0
-    near = [(r, s) for r, s in ctx.vectors.nearest(vector, SEE_ALSO_MAX + 1, memory.scope) if r != rowid][:SEE_ALSO_MAX]
-    others = ctx.store.by_rowids([r for r, s in near if s >= SEE_ALSO_MIN])
-    for other_rowid, sim in near:
-        other = others.get(other_rowid)
-        if other is None:
-            continue
-        made += sql.add_edge(ctx.store, memory.id, other.id, layer="semantic", type="see_also", at=at,
-                             weight=round(sim, 4), origin="consolidate")
-        sql.add_edge(ctx.store, other.id, memory.id, layer="semantic", type="see_also", at=at,
-                     weight=round(sim, 4), origin="consolidate")
-    return made
 
 
 def _iso(ctx: "Context", *, days: float) -> str:
@@ -251,15 +219,13 @@ def _reorganize_scope(ctx: "Context", state: _Run, stats: dict[str, Any], scope:
     rowids, matrix, surprise = _load(sql.live_vectors(ctx.store, scope))
     if len(rowids) < MIN_CLUSTER:
         return None
-    changed = False
-    centroids = None
-    external = _external_communities()
-    if external is not None:
-        if not options.dry_run:
-            external(ctx, scope=scope)  # the graph work's communities (they store members and centroids)
-        _, centroids = graph_sql.centroids(ctx.store, scope)
-        method = "graph"
-    if centroids is None or not len(centroids):  # no graph communities (yet): cluster the vectors
+    from mem.stages.graph import communities
+
+    if not options.dry_run:
+        communities(ctx, scope=scope)  # stores the graph's communities with their centroids
+    _, centroids = graph_sql.centroids(ctx.store, scope)
+    method = "graph"
+    if centroids is None or not len(centroids):  # no graph communities (no edges yet): cluster the vectors
         centroids = spherical_kmeans(matrix, _k(len(rowids)))
         method = "kmeans"
     else:
@@ -270,14 +236,6 @@ def _reorganize_scope(ctx: "Context", state: _Run, stats: dict[str, Any], scope:
         # final centroids: the normalized mean of every member, so they describe all of the scope
         centroids = _means(matrix, labels, centroids)
         labels, best = _assign(matrix, centroids)
-    if method == "kmeans" and external is None:  # when the graph work owns the table, never overwrite it
-        _, stored = graph_sql.centroids(ctx.store, scope)
-        changed = stored is None or stored.shape != centroids.shape or not np.allclose(stored, centroids, atol=1e-5)
-        if changed:
-            groups = [([rowids[i] for i in np.flatnonzero(labels == j)], centroids[j], "kmeans")
-                      for j in range(len(centroids))]
-            with _txn(ctx, options.dry_run):
-                graph_sql.replace_communities(ctx.store, scope, groups, state.at)
     state.labels[scope] = (rowids, labels)
     fresh = np.round(1.0 - np.clip(best, -1.0, 1.0), 4)
     updates = [(rowids[i], float(fresh[i])) for i in np.flatnonzero(np.abs(fresh - surprise) > 1e-4)]
@@ -286,20 +244,11 @@ def _reorganize_scope(ctx: "Context", state: _Run, stats: dict[str, Any], scope:
             sql.set_surprise(ctx.store, updates[start : start + SURPRISE_BATCH])
     stats["communities"] = stats.get("communities", 0) + len(centroids)
     stats["surprise_updated"] = stats.get("surprise_updated", 0) + len(updates)
-    if not (changed or updates):
+    if not updates:
         return None
     return {"record": "action", "phase": "reorganize", "action": "communities", "scope": scope, "method": method,
-            "communities": int(len(centroids)), "changed": bool(changed), "surprise_updated": len(updates),
+            "communities": int(len(centroids)), "surprise_updated": len(updates),
             "dry_run": options.dry_run}
-
-
-def _external_communities() -> Any:
-    try:
-        from mem.stages import graph  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    fn = getattr(graph, "communities", None)
-    return fn if callable(fn) else None
 
 
 def _load(batches: Iterator[tuple[Any, ...]]) -> tuple[list[int], "np.ndarray", "np.ndarray"]:

@@ -58,22 +58,10 @@ NOT_ASSERTED = frozenset({"episode"})
 
 
 def assertion_keys(assertion: Any) -> tuple[str, str, str]:
-    """``(attribute group, canonical subject, slot)``: the lookup keys under which ``conflicts`` can match.
+    """``(attribute group, canonical subject, slot)``: the lookup keys under which ``conflicts`` can match."""
+    from mem.enrich.assertions import slot_key
 
-    Uses ``mem.enrich.assertions.slot_key`` when that module offers it; else mirrors its
-    ``_shared_slot`` (same attribute group, and the same canonical subject or the same slot).
-    """
-    from mem.enrich import assertions as a
-
-    public = getattr(a, "slot_key", None)
-    if public is not None:
-        return tuple(public(assertion))  # type: ignore[return-value]
-    try:
-        group = a._ATTR_GROUP.get(assertion.attribute, assertion.attribute)
-        canon = a._canon_subject(assertion.subject)
-        return group, canon, a._effective_subject(assertion, canon)
-    except AttributeError:  # the private helpers moved: fall back to exact subjects (fewer matches)
-        return assertion.attribute, assertion.subject, assertion.subject
+    return slot_key(assertion)
 
 
 def assertions_of(memory: "Memory") -> list[Any]:
