@@ -285,10 +285,12 @@ def scoped_ids(store: "Store", ids: Sequence[str], scope: str | None) -> set[str
     """The subset of ``ids`` that are live memories in ``scope`` (None: any scope)."""
     out: set[str] = set()
     for chunk in _chunks(list(ids)):
-        sql = f"SELECT id FROM memories WHERE id IN ({_marks(len(chunk))}) AND status != 'archived'"
+        # Unary + keeps the planner on the id index: without ANALYZE statistics it would read every
+        # memory of the scope through memories_scope_created (100 ms at 100k memories).
+        sql = f"SELECT id FROM memories WHERE id IN ({_marks(len(chunk))}) AND +status != 'archived'"
         params: list[Any] = list(chunk)
         if scope is not None:
-            sql += " AND scope = ?"
+            sql += " AND +scope = ?"
             params.append(scope)
         out.update(str(r[0]) for r in store.conn.execute(sql, params))
     return out
