@@ -77,7 +77,7 @@ def test_nearest_many_is_nearest_above_the_floor(tmp_path_factory, rows, queries
                 memory = Memory(id=f"0190{i:04d}-0000-7000-8000-000000000000", text=f"memory {i}",
                                 scope="a" if i % 3 else "b", created_at="2024-01-01T00:00:00Z",
                                 updated_at="2024-01-01T00:00:00Z", content_hash=str(i))
-                rowid = store.insert_memory(memory, None)
+                rowid = store.insert_memory(memory)
                 vector = rng.normal(size=8).astype(np.float32)
                 store.put_vector(rowid, memory.scope, vector / np.linalg.norm(vector))
         vectors = rng.normal(size=(queries, 8)).astype(np.float32)

@@ -331,6 +331,8 @@ class _Chunk:
     def __init__(self, ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> None:
         import numpy as np
 
+        from mem.store.graph import ids_of
+
         store = ctx.store
         live = [d for d in drafts if d.rejected is None]
         self.ctx = ctx
@@ -345,7 +347,7 @@ class _Chunk:
         self.found = ctx.vectors.nearest_many(self.vectors, NEIGHBOURS, self.scopes, floor=self.floor) \
             if with_vector else []
         # rowid -> public id of every neighbour, for the see_also edges
-        self.ids = sql_ids_of(ctx, {rowid for hits in self.found for rowid, _ in hits})
+        self.ids = ids_of(store, sorted({rowid for hits in self.found for rowid, _ in hits}))
         self.stored: list[tuple[int, int, str]] = []  # (vector row, rowid, scope) of drafts stored in this chunk
         self.new_vectors: list[tuple[int, str, Any]] = []
 
@@ -379,12 +381,6 @@ class _Chunk:
         self.ctx.vectors.add()
 
 
-def sql_ids_of(ctx: "Context", rowids: set[int]) -> dict[int, str]:
-    from mem.store.graph import ids_of
-
-    return ids_of(ctx.store, sorted(rowids)) if rowids else {}
-
-
 def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions) -> Outcome:
     store = ctx.store
     memory = draft.memory
@@ -405,7 +401,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
                            reason=f"near duplicate (cosine {near[1]:.3f})")
     if not memory.id:
         memory.id = ids.uuid7(_unix_ms(memory.created_at))
-    rowid = store.insert_memory(memory, None)
+    rowid = store.insert_memory(memory)
     chunk.remember(draft, rowid)
     superseded = supersede.check(ctx, rowid, memory, draft.assertions)
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,

@@ -247,8 +247,8 @@ class Store:
         self._vec_dim = dim
 
     # -------------------------------------------------------------- memories
-    def insert_memory(self, memory: Memory, vector: "np.ndarray | None") -> int:
-        """Insert inside a write transaction; returns the rowid."""
+    def insert_memory(self, memory: Memory) -> int:
+        """Insert inside a write transaction; returns the rowid. Its vector goes in with ``put_vectors``."""
         # Column values straight off the dataclass: to_record()/asdict would deep-copy tags and meta.
         values = [getattr(memory, name) for name in MEMORY_FIELDS]
         for name, convert in _STORED_AS.items():
@@ -256,8 +256,6 @@ class Store:
             values[index] = convert(values[index])
         cursor = self.conn.execute(_INSERT_MEMORY, values)
         rowid = int(cursor.lastrowid)
-        if vector is not None:
-            self.put_vector(rowid, memory.scope, vector)
         self.log(memory.created_at, "add", memory.id, memory.author, {"text": memory.text})
         return rowid
 
@@ -553,18 +551,26 @@ class Store:
         return found, np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
 
     def bm25(self, match: str, k: int, scope: str | None) -> list[tuple[int, float]]:
-        """FTS5 BM25 candidates ``(rowid, score)``, best first; score is positive (higher is better)."""
-        sql = (
-            "SELECT f.rowid, -bm25(memory_fts, 1.0, 0.5) AS s FROM memory_fts f "
-            "JOIN memories m ON m.rowid = f.rowid WHERE memory_fts MATCH ?"
-        )
-        params: list[Any] = [match]
-        if scope is not None:
-            sql += " AND m.scope = ?"
-            params.append(scope)
-        sql += " ORDER BY bm25(memory_fts, 1.0, 0.5) LIMIT ?"
-        params.append(k)
-        return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, params)]
+        """FTS5 BM25 candidates ``(rowid, score)``, best first (ties by rowid); score is positive (higher is better).
+
+        The SQL lives in ``mem.store.fts`` (it skips the scope join when the scope is the only one).
+        """
+        from mem.store import fts
+
+        return fts.bm25(self, match, k, scope)
+
+    # ---- fts speed (search)
+    def common_terms(self, terms: list[str]) -> set[str]:
+        """The ``terms`` in at least half the indexed rows: BM25 gives them no weight (``mem.store.fts``)."""
+        from mem.store import fts
+
+        return fts.common_terms(self, terms)
+
+    def fts_rowids(self, match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:
+        """Unscored rowids ``match`` matches in ``scope``, minus ``exclude`` (``mem.store.fts.matching_rowids``)."""
+        from mem.store import fts
+
+        return fts.matching_rowids(self, match, limit, scope, exclude)
 
     # ------------------------------------------------------------------ stats
     def counts(self) -> dict[str, Any]:
