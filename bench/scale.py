@@ -2,6 +2,7 @@
 
     python bench/scale.py                      # 10k and 100k with hash; 10k with minilm
     python bench/scale.py --sizes 100000 --embedders minilm   # the long one (about 6 minutes)
+    python bench/scale.py --db /tmp/h100k.db --embedders hash --breakdown   # search only, on a database built before
 
 Each (size, embedder) pair builds a fresh database in a temp folder through the real intake path
 (``mem.stages.add.run``: secret scan, duplicate checks, embedding, linking), then measures.
@@ -17,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -43,7 +45,9 @@ def build(db: Path, n: int, embedder: str, batch: int = 2000) -> float:
     return n / (time.perf_counter() - start)
 
 
-def search_latency(db: Path, embedder: str, count: int = 200) -> tuple[float, float]:
+def search_latency(db: Path, embedder: str, count: int = 200,
+                   breakdown: dict[str, list[float]] | None = None) -> tuple[float, float]:
+    """p50 and p95 ms of in-process searches; ``breakdown`` (if given) collects each step's ms."""
     from mem.config import resolve_settings
     from mem.stages import search
     from mem.stages.context import Context
@@ -52,13 +56,49 @@ def search_latency(db: Path, embedder: str, count: int = 200) -> tuple[float, fl
     settings = resolve_settings(db=db, embedder=embedder, scope="bench")
     with Store.open(db) as store:
         ctx = Context(store=store, settings=settings)
-        search.run(ctx, search.Query(text="warm up the model", bump=False))
-        times = []
-        for text in queries(count):
-            start = time.perf_counter()
-            search.run(ctx, search.Query(text=text, k=10, bump=False))
-            times.append((time.perf_counter() - start) * 1000)
+        for _ in range(4):  # past the cold vector path (mem.store.vectors.WARM_AFTER)
+            search.run(ctx, search.Query(text="warm up the model", bump=False))
+        restore = _timed_steps(ctx, search, breakdown) if breakdown is not None else None
+        try:
+            times = []
+            for text in queries(count):
+                start = time.perf_counter()
+                search.run(ctx, search.Query(text=text, k=10, bump=False))
+                times.append((time.perf_counter() - start) * 1000)
+        finally:
+            if restore:
+                restore()
     return statistics.median(times), percentile(times, 0.95)
+
+
+def _timed_steps(ctx: Any, search: Any, out: dict[str, list[float]]) -> Any:
+    """Time the query embedding, each channel and the prior lookup of every search into ``out``."""
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                out.setdefault(name, []).append((time.perf_counter() - start) * 1000)
+        return wrapper
+
+    saved = dict(search.CHANNELS)
+    for name, fn in saved.items():
+        search.CHANNELS[name] = timed(name, fn)
+    embed, prior_rows = ctx.embedder.embed, ctx.store.prior_rows
+    ctx.embedder.embed = timed("embed query", embed)  # instance attributes: the class is untouched
+    ctx.store.prior_rows = timed("prior_rows", prior_rows)
+
+    def restore() -> None:
+        search.CHANNELS.update(saved)
+        del ctx.embedder.embed, ctx.store.prior_rows
+    return restore
+
+
+def print_breakdown(steps: dict[str, list[float]]) -> None:
+    """Median ms per step; a step can run more than once per search (the semantic channel is shared)."""
+    for name, ms in steps.items():
+        print(f"  {name:12} p50 {statistics.median(ms):6.2f} ms  mean {statistics.mean(ms):6.2f} ms  calls {len(ms)}")
 
 
 def wall(args: list[str], env: dict[str, str], runs: int = 5) -> float:
@@ -75,7 +115,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--embedders", default="hash,minilm")
     parser.add_argument("--minilm-max", type=int, default=10000, help="skip minilm above this size unless asked")
+    parser.add_argument("--db", type=Path, help="measure search only, on this existing database (scope 'bench')")
+    parser.add_argument("--breakdown", action="store_true", help="also print the median ms of each search step")
     args = parser.parse_args()
+    if args.db is not None:
+        for embedder in args.embedders.split(","):
+            steps: dict[str, list[float]] | None = {} if args.breakdown else None
+            p50, p95 = search_latency(args.db, embedder, breakdown=steps)
+            print(f"{embedder:8} {args.db}: search p50 {p50:.1f} ms, p95 {p95:.1f} ms", flush=True)
+            if steps is not None:
+                print_breakdown(steps)
+        return
     sizes = [int(s) for s in args.sizes.split(",")]
     embedders = args.embedders.split(",")
     env = {**os.environ, "MEM_SCOPE": "bench"}
@@ -89,11 +139,14 @@ def main() -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 db = Path(tmp) / "mem.db"
                 rate = build(db, n, embedder)
-                p50, p95 = search_latency(db, embedder)
+                steps: dict[str, list[float]] | None = {} if args.breakdown else None
+                p50, p95 = search_latency(db, embedder, breakdown=steps)
                 cold = wall(["search", "who owns billing", "--db", str(db), "--embedder", embedder], env, runs=3)
                 size_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
                 print(f"{embedder:8} {n:>7} {rate:>9.0f} {p50:>8.1f} ms {p95:>5.1f} ms {cold:>10.2f} s {size_mb:>7.1f}",
                       flush=True)
+                if steps is not None:
+                    print_breakdown(steps)
 
 
 if __name__ == "__main__":

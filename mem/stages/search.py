@@ -19,7 +19,7 @@ from mem.store import PriorRow
 from mem.score.classify_query import classify, weights_for
 from mem.score.fusion import LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, blend, prior, rrf, squash
 from mem.stages import channels as graph_channels
-from mem.text import fts_query
+from mem.text import content_terms, fts_query, fts_quote
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,11 +89,26 @@ def semantic(ctx: "Context", plan: Plan) -> Ranking:
 
 
 def bm25(ctx: "Context", plan: Plan) -> Ranking:
-    """FTS5 BM25 over text and tags; the query is tokenized and every term quoted, so nothing raises."""
+    """FTS5 BM25 over text and tags; the query is tokenized and every term quoted, so nothing raises.
+
+    Terms in half the memories or more weigh nothing in BM25 (idf clamped to 1e-6) but cost a score
+    per row, so they are left out while a rarer term remains; rows matching only them fill any room
+    left at score 0 (their true score is ~1e-6), so the list and its min-max range stay the same.
+    """
     match = fts_query(plan.query.text)
     if match is None:
         return Ranking([], {})
-    hits = ctx.store.bm25(match, plan.candidates, plan.scope)
+    terms = content_terms(plan.query.text)[:32]
+    common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
+    kept = [t for t in terms if t not in common]
+    if not common or not kept:
+        hits = ctx.store.bm25(match, plan.candidates, plan.scope)
+        return Ranking([r for r, _ in hits], dict(hits))
+    hits = ctx.store.bm25(" OR ".join(fts_quote(t) for t in kept), plan.candidates, plan.scope)
+    if len(hits) < plan.candidates:
+        seen = {r for r, _ in hits}
+        hits += [(r, 0.0) for r in ctx.store.fts_rowids(" OR ".join(fts_quote(t) for t in terms if t in common),
+                                                        plan.candidates - len(hits), plan.scope, seen)]
     return Ranking([r for r, _ in hits], dict(hits))
 
 

@@ -1,0 +1,151 @@
+"""BM25 candidates from FTS5 at scale: the search-time SQL of the ``bm25`` channel. Functions taking the Store.
+
+FTS5 scores every row that matches any term of the OR query, then sorts; nothing prunes early,
+so the cost grows with the matching rows. At 100k memories the scoring itself was the smaller
+part: joining each matching row to ``memories`` to check its scope cost more than BM25 (about
+11 ms against 8 ms for a typical query). Most databases hold one scope (or search every scope),
+and then the join filters nothing: ``bm25`` skips it. A scope that shares the database with
+others is filtered after an over-fetch, falling back to the join when too few rows survive, so
+the result is the same in every case.
+
+>>> # with Store.open(path) as store:
+>>> #     bm25(store, '"billing" OR "owner"', 200, "work")   # [(rowid, score), ...] best first
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mem.store import Store
+
+WEIGHTS = "1.0, 0.5"  # text, tags: a word in the text counts twice a word in the tags
+OVERFETCH = 4  # rows read per wanted row when other scopes share the index
+
+_UNJOINED = (
+    f"SELECT rowid, -bm25(memory_fts, {WEIGHTS}) AS s FROM memory_fts WHERE memory_fts MATCH ? "
+    "ORDER BY s DESC, rowid LIMIT ?"
+)
+_JOINED = (
+    f"SELECT f.rowid, -bm25(memory_fts, {WEIGHTS}) AS s FROM memory_fts f JOIN memories m ON m.rowid = f.rowid "
+    "WHERE memory_fts MATCH ? AND m.scope = ? ORDER BY s DESC, f.rowid LIMIT ?"
+)
+
+
+def bm25(store: "Store", match: str, k: int, scope: str | None) -> list[tuple[int, float]]:
+    """FTS5 BM25 candidates ``(rowid, score)`` in ``scope`` (None: every scope), best first (ties by
+    rowid); the score is positive, higher is better. ``match`` is an FTS5 MATCH expression.
+
+    >>> # bm25(store, '"cache" OR "redis"', 10, None)  ->  [(42, 7.31), (7, 5.02), ...]
+    """
+    if k <= 0:
+        return []
+    if scope is None or only_scope(store, scope):
+        return _rows(store.conn.execute(_UNJOINED, (match, k)))
+    # Other scopes share the index: read a few times more rows than wanted and keep this scope's.
+    fetch = k * OVERFETCH
+    rows = _rows(store.conn.execute(_UNJOINED, (match, fetch)))
+    inside = _in_scope(store, [rowid for rowid, _ in rows], scope)
+    kept = [row for row in rows if row[0] in inside]
+    if len(kept) >= k or len(rows) < fetch:  # enough, or every match was read: exact either way
+        return kept[:k]
+    return _rows(store.conn.execute(_JOINED, (match, scope, k)))
+
+
+def only_scope(store: "Store", scope: str) -> bool:
+    """True when no memory is outside ``scope`` (two probes of the scope index, not a scan)."""
+    row = store.conn.execute(
+        "SELECT NOT EXISTS (SELECT 1 FROM memories WHERE scope < ?) AND NOT EXISTS (SELECT 1 FROM memories WHERE scope > ?)",
+        (scope, scope),
+    ).fetchone()
+    return bool(row[0])
+
+
+def _in_scope(store: "Store", rowids: list[int], scope: str) -> set[int]:
+    found: set[int] = set()
+    for start in range(0, len(rowids), 500):
+        chunk = rowids[start : start + 500]
+        # "+m.scope": look rows up by rowid; the planner would otherwise walk the whole scope index.
+        sql = f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({','.join('?' * len(chunk))}) AND +m.scope = ?"
+        found.update(int(r[0]) for r in store.conn.execute(sql, [*chunk, scope]))
+    return found
+
+
+def _rows(cursor: Any) -> list[tuple[int, float]]:
+    return [(int(r[0]), float(r[1])) for r in cursor]
+
+
+# ------------------------------------------------------------------------------- common terms
+# A term in at least half the rows adds nothing to BM25: FTS5 clamps its idf, log((N - n + .5) /
+# (n + .5)), to 1e-6 once it is <= 0. Yet every row containing it is scored. Leaving such terms out
+# of the MATCH (when a rarer term remains) gives the same scores to within 1e-5 and skips those
+# rows; typical in practice: the user's or a speaker's name in most memories.
+
+PRUNE_MIN_ROWS = 2000  # prune only when that skips at least this many rows (~1 ms of scoring): small stores stay exact
+_INDEX_TERMS: dict[str, tuple[str, ...]] = {}  # query term -> the index terms the FTS tokenizer makes of it
+_INDEX_TERMS_MAX = 50_000
+
+
+def common_terms(store: "Store", terms: list[str]) -> set[str]:
+    """The ``terms`` whose document frequency is at least half the rows of the index (BM25 weight ~0);
+    empty unless leaving them out skips ``PRUNE_MIN_ROWS`` rows or more.
+
+    >>> # common_terms(store, ["caroline", "adoption"])  ->  {"caroline"}
+    """
+    conn = store.conn
+    # max(rowid) >= the number of indexed rows, so "df >= top / 2" implies the clamped idf.
+    top = conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+    if top < PRUNE_MIN_ROWS or top <= 0:  # too few rows to skip PRUNE_MIN_ROWS of them
+        return set()
+    stems = index_terms(store, terms)
+    single = {t: s[0] for t, s in stems.items() if len(s) == 1}  # a phrase's own frequency is unknown: keep it
+    if not single:
+        return set()
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_vocab USING fts5vocab(main, memory_fts, row)")
+    wanted = sorted(set(single.values()))
+    df = dict(conn.execute(f"SELECT term, doc FROM temp.mem_fts_vocab WHERE term IN ({','.join('?' * len(wanted))})",
+                           wanted).fetchall())
+    common = {t for t, stem in single.items() if 2 * df.get(stem, 0) >= top}
+    return common if sum(df[single[t]] for t in common) >= PRUNE_MIN_ROWS else set()
+
+
+def index_terms(store: "Store", terms: list[str]) -> dict[str, tuple[str, ...]]:
+    """How the FTS tokenizer (porter stemming) indexes each term, e.g. ``"deploying" -> ("deploi",)``.
+
+    Learnt once per term and process by indexing the terms in a scratch FTS5 table (in the temp
+    schema, so it works on a read-only database and is never written to the file).
+    """
+    missing = [t for t in dict.fromkeys(terms) if t not in _INDEX_TERMS]
+    if missing:
+        conn = store.conn
+        # Same tokenizer as memory_fts (migration m001).
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_probe USING fts5(t, tokenize='porter unicode61')")
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_probe_terms USING fts5vocab(temp, mem_fts_probe, instance)")
+        conn.executemany("INSERT INTO temp.mem_fts_probe(rowid, t) VALUES (?, ?)", list(enumerate(missing, 1)))
+        found: dict[int, list[tuple[int, str]]] = {}
+        for term, doc, offset in conn.execute("SELECT term, doc, offset FROM temp.mem_fts_probe_terms"):
+            found.setdefault(int(doc), []).append((int(offset), term))
+        conn.execute("DELETE FROM temp.mem_fts_probe")
+        if len(_INDEX_TERMS) + len(missing) > _INDEX_TERMS_MAX:
+            _INDEX_TERMS.clear()
+        for i, term in enumerate(missing, 1):
+            _INDEX_TERMS[term] = tuple(stem for _, stem in sorted(found.get(i, [])))
+    return {t: _INDEX_TERMS[t] for t in terms}
+
+
+def matching_rowids(store: "Store", match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:
+    """Up to ``limit`` rowids in ``scope`` that ``match`` matches, not in ``exclude``, unscored (rowid order).
+
+    Fills a pruned BM25 list: rows matching only terms in half the memories score ~1e-6, so their
+    order does not matter, only that the list still reaches down to (about) zero.
+    """
+    if limit <= 0:
+        return []
+    want = limit + len(exclude)
+    if scope is None or only_scope(store, scope):
+        rows = store.conn.execute("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?", (match, want))
+    else:
+        rows = store.conn.execute(
+            "SELECT f.rowid FROM memory_fts f JOIN memories m ON m.rowid = f.rowid "
+            "WHERE memory_fts MATCH ? AND m.scope = ? LIMIT ?", (match, scope, want))
+    return [r for r in (int(row[0]) for row in rows) if r not in exclude][:limit]
