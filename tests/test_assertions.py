@@ -359,3 +359,32 @@ def test_labeled_set_precision_and_recall() -> None:
     recall = tp / (tp + fn)
     assert precision >= 0.9, (precision, recall)
     assert recall >= 0.7, (precision, recall)
+
+
+@pytest.mark.parametrize("new, old", [
+    ("web/ now runs on Node 20 (.nvmrc 20.12); Node 18 reaches end of life this month.",
+     "web/ runs on Node 18 (.nvmrc pins 18.19)."),
+    ("The API now runs on Python 3.12.", "The API runs on Python 3.11."),
+    ("Reverted the pnpm switch: web/ is back on npm.", "Switch web/ from npm to pnpm: faster installs."),
+    ("Billing ownership moved from Priya to Marcus.",
+     "Priya Nair owns the billing service (api/services/billing/) and reviews every PR that touches invoices."),
+])
+def test_paraphrased_corrections_supersede(new: str, old: str) -> None:
+    assert supersedes(new, old, "fact")
+
+
+@pytest.mark.parametrize("new, old", [
+    ("The API runs on Python 3.12.1.", "The API runs on Python 3.12."),  # a refinement, not a change
+    ("The worker runs on Python 3.12.", "The API runs on Python 3.11."),  # another subject
+    ("We are back on track with the release.", "We use Jira for tracking."),
+    ("Reverted the pnpm switch: web/ is back on npm.", "The docs site uses pnpm workspaces."),
+    ("Marcus owns the payments service.", "Priya owns the billing service and reviews every PR."),
+])
+def test_lookalike_corrections_do_not_supersede(new: str, old: str) -> None:
+    assert not supersedes(new, old, "fact")
+
+
+def test_a_short_lead_before_a_colon_is_its_own_clause() -> None:
+    (a,) = extract_assertions("Reverted the pnpm switch: web/ is back on npm.")
+    assert (a.subject, a.attribute, a.value, a.polarity) == ("web/", "uses", "npm", True)
+    assert a.surface == "web/ is back on npm."

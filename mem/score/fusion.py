@@ -89,3 +89,24 @@ def blend(scores: Mapping[str, Mapping[int, float]], weights: Mapping[str, float
             normalized = floor + (1.0 - floor) * ((value - low) / span if span > 0 else 1.0)
             out[item] = out.get(item, 0.0) + weight * normalized
     return out
+
+
+def peak_factor(scores: Mapping[int, float], ref: float, low: float, high: float, nth: int = 5) -> float:
+    """How much to trust a channel on this query, from how far its best score stands above its
+    ``nth`` best (a query-performance predictor): ``(best - nth best) / ref``, clamped to
+    ``[low, high]``; 1.0 when the channel returned fewer than ``nth`` candidates.
+
+    A dense retriever whose top hit stands out has found the topic; a flat top means every
+    candidate is a near miss and the lexical channel should decide.
+
+    >>> peak_factor({1: 0.65, 2: 0.45, 3: 0.44, 4: 0.43, 5: 0.40}, ref=0.1, low=0.5, high=2.0)
+    2.0
+    >>> peak_factor({1: 0.41, 2: 0.40, 3: 0.40, 4: 0.39, 5: 0.38}, ref=0.1, low=0.5, high=2.0)
+    0.5
+    """
+    if len(scores) < nth:
+        return 1.0
+    import heapq
+
+    best = heapq.nlargest(nth, scores.values())
+    return min(high, max(low, (best[0] - best[-1]) / ref))
