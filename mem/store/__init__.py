@@ -484,6 +484,9 @@ class Store:
     ) -> tuple[list[str], list[Any]]:
         where: list[str] = []
         params: list[Any] = []
+        # Given rowids, unary + keeps the planner on rowid lookups: without ANALYZE statistics it
+        # walked memories_scope_created through the whole scope instead (26 ms at 100k memories).
+        plus = "+" if rowids is not None else ""
         if rowids is not None:
             where.append(f"m.rowid IN ({','.join('?' * len(rowids))})")
             params.extend(rowids)
@@ -491,7 +494,7 @@ class Store:
             where.append("m.rowid > ?")
             params.append(after_rowid)
         if scope is not None:
-            where.append("m.scope = ?")
+            where.append(f"{plus}m.scope = ?")
             params.append(scope)
         if kinds:
             where.append(f"m.kind IN ({','.join('?' * len(kinds))})")
@@ -500,7 +503,7 @@ class Store:
             where.append("EXISTS (SELECT 1 FROM json_each(m.tags) WHERE json_each.value = ?)")
             params.append(tag)
         if statuses is not None:
-            where.append(f"m.status IN ({','.join('?' * len(statuses))})")
+            where.append(f"{plus}m.status IN ({','.join('?' * len(statuses))})")
             params.extend(statuses)
         if not include_superseded:
             where.append("m.superseded_by IS NULL")
