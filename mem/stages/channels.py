@@ -95,6 +95,9 @@ def _semantic(ctx: "Context", plan: "Plan") -> "Ranking":
 def _by_similarity(ctx: "Context", plan: "Plan", rowids: list[int]) -> dict[int, float]:
     import numpy as np
 
+    warm = ctx.vectors.similarities(rowids, plan.vector)  # the in-RAM matrix when this process has one
+    if warm is not None:
+        return warm
     found, matrix = ctx.store.vectors_for(rowids)
     if not found:
         return {}

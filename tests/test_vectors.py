@@ -1,0 +1,72 @@
+"""The warm vector index: the projected coarse pass finds what the exact product finds, and is skipped when it would not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mem.records import Memory
+from mem.store import Store
+from mem.store import vectors as V
+
+
+def _store(db: Path, matrix: np.ndarray, scopes: list[str]) -> Store:
+    store = Store.open(db)
+    store.bind_embedder("hash", "test", lambda: matrix.shape[1])
+    with store.write():
+        rows = []
+        for i, (vector, scope) in enumerate(zip(matrix, scopes)):
+            memory = Memory(id=f"0190{i:04d}-0000-7000-8000-000000000000", text=f"memory {i}", scope=scope,
+                            created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z", content_hash=str(i))
+            rows.append((store.insert_memory(memory), scope, vector))
+        store.put_vectors(rows)
+    return store
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+
+
+@pytest.fixture
+def small_coarse(monkeypatch):
+    monkeypatch.setattr(V, "COARSE_MIN_ROWS", 300)
+    monkeypatch.setattr(V, "COARSE_DIMS", 6)
+
+
+def test_coarse_pass_returns_the_exact_neighbours(tmp_path: Path, small_coarse):
+    rng = np.random.default_rng(7)
+    # Embeddings live near a low-dimensional subspace, as sentence embeddings do.
+    matrix = _unit(rng.normal(size=(600, 5)) @ rng.normal(size=(5, 16)) + 0.05 * rng.normal(size=(600, 16)))
+    with _store(tmp_path / "v.db", matrix, ["a" if i % 4 else "b" for i in range(600)]) as store:
+        index = V.VectorIndex(store)
+        index.queries = 99  # warm path
+        queries = _unit(rng.normal(size=(20, 5)) @ rng.normal(size=(5, 16)))
+        index.sync()
+        assert index.projected is not None  # the projection is in use
+        fast = [index.nearest(q, 10, scope) for q, scope in zip(queries, ["a", "b", None] * 7)]
+        index.projected = None
+        exact = [index.nearest(q, 10, scope) for q, scope in zip(queries, ["a", "b", None] * 7)]
+    assert [[r for r, _ in hits] for hits in fast] == [[r for r, _ in hits] for hits in exact]
+
+
+def test_vectors_that_do_not_compress_are_searched_exactly(tmp_path: Path, small_coarse):
+    matrix = _unit(np.random.default_rng(3).normal(size=(600, 16)))  # energy spread over every direction
+    with _store(tmp_path / "v.db", matrix, ["a"] * 600) as store:
+        index = V.VectorIndex(store)
+        index.queries = 99
+        index.sync()
+        assert index.projected is None
+
+
+def test_similarities_read_the_warm_matrix(tmp_path: Path):
+    matrix = _unit(np.random.default_rng(5).normal(size=(50, 16)))
+    with _store(tmp_path / "v.db", matrix, ["a"] * 50) as store:
+        index = V.VectorIndex(store)
+        assert index.similarities([1, 2], matrix[0]) is None  # cold: the caller reads the BLOBs
+        index.queries = 99
+        index.nearest(matrix[0], 3, "a")
+        sims = index.similarities([3, 1, 999], matrix[0])
+    assert set(sims) == {1, 3} and sims[1] == pytest.approx(1.0, abs=1e-5)
+    assert sims[3] == pytest.approx(float(matrix[2] @ matrix[0]), abs=1e-5)
