@@ -3,8 +3,11 @@
 A one-shot command (``mem add "..."``, a cold ``mem search``) asks the int8 vec0 index for
 coarse neighbours and rescores them in float32: no need to read every vector. A process that
 asks more than ``WARM_AFTER`` times (a batch import, the MCP server, a benchmark) loads every
-float32 vector once into a numpy matrix and answers by exact matrix product. On this machine
-vec0's brute-force int8 scan costs about 60 ms at 100k x 384, the matrix product about 8 ms.
+float32 vector once into a numpy matrix and answers by matrix product. On this machine vec0's
+brute-force int8 scan costs about 60 ms at 100k x 384, the full matrix product 12.4 ms (it is
+memory-bound); above ``COARSE_MIN_ROWS`` vectors a pass over a 128-wide principal projection
+(4.5 ms) picks ``COARSE_POOL`` x k candidates that are rescored exactly. Intake asks for a whole
+chunk's neighbours at once (``nearest_many``: one exact product for the chunk).
 
 The matrix follows other processes' writes: before each query it compares the newest vector
 rowid and the ``vectors_epoch`` counter (bumped whenever a vector is replaced or deleted) with
