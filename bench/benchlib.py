@@ -36,3 +36,17 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     """Every object of a JSON Lines file, blank lines skipped."""
     with path.open(encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
+
+
+def ablation_configs() -> dict[str, list[str] | None]:
+    """Search configurations the retrieval benchmarks compare: bm25, semantic, hybrid, full (None:
+    every channel and post-fusion step), and full minus each other channel or step."""
+    from mem.stages.search import CHANNELS, POST_STEPS
+
+    configs: dict[str, list[str] | None] = {"bm25": ["bm25"], "semantic": ["semantic"],
+                                            "hybrid": ["semantic", "bm25"], "full": None}
+    every = [*CHANNELS, *POST_STEPS]
+    for name in every:
+        if name not in ("semantic", "bm25"):
+            configs[f"full-{name}"] = [c for c in every if c != name]
+    return configs

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ROOT, latency, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import ROOT, ablation_configs, latency, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
@@ -289,19 +289,6 @@ def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
     }
 
 
-def default_configs() -> dict[str, list[str] | None]:
-    """bm25, semantic, hybrid, full, and full minus each other channel (and minus the scene step)."""
-    from mem.stages.search import CHANNELS, POST_STEPS
-
-    configs: dict[str, list[str] | None] = {"bm25": ["bm25"], "semantic": ["semantic"],
-                                            "hybrid": ["semantic", "bm25"], "full": None}
-    every = [*CHANNELS, *POST_STEPS]
-    for name in every:
-        if name not in ("semantic", "bm25"):
-            configs[f"full-{name}"] = [c for c in every if c != name]
-    return configs
-
-
 def print_table(report: dict[str, Any], show_misses: bool) -> None:
     d = report["dataset"]
     intake = report["intake"]
@@ -356,7 +343,7 @@ def main() -> None:
     problems = check_dataset(memories, queries)
     if problems:
         raise SystemExit("dataset problems:\n  " + "\n  ".join(problems))
-    configs = default_configs()
+    configs = ablation_configs()
     if args.configs:
         wanted = [w for w in args.configs.split(",") if w]
         unknown = [w for w in wanted if w not in configs]

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import latency  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import ablation_configs, latency  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -205,18 +205,6 @@ def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | N
     }
 
 
-def default_configs() -> dict[str, list[str] | None]:
-    from mem.stages.search import CHANNELS, POST_STEPS
-
-    configs: dict[str, list[str] | None] = {"bm25": ["bm25"], "semantic": ["semantic"],
-                                            "hybrid": ["semantic", "bm25"], "full": None}
-    everything = [*CHANNELS, *POST_STEPS]
-    for name in everything:
-        if name not in ("semantic", "bm25"):
-            configs[f"full-{name}"] = [c for c in everything if c != name]
-    return configs
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description="LoCoMo retrieval recall for mem")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -230,7 +218,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"no data at {args.data}: pass --data")
-    configs = default_configs()
+    configs = ablation_configs()
     if args.configs:
         wanted = args.configs.split(",")
         unknown = [w for w in wanted if w not in configs]

@@ -102,11 +102,11 @@ def bm25(ctx: "Context", plan: Plan) -> Ranking:
     terms = content_terms(plan.query.text)[:32]
     common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
     kept = [t for t in terms if t not in common]
-    if not common or not kept:
-        hits = ctx.store.bm25(match, plan.candidates, plan.scope)
-        return Ranking([r for r, _ in hits], dict(hits))
-    hits = ctx.store.bm25(" OR ".join(fts_quote(t) for t in kept), plan.candidates, plan.scope)
-    if len(hits) < plan.candidates:
+    pruned = bool(common) and bool(kept)
+    if pruned:
+        match = " OR ".join(fts_quote(t) for t in kept)
+    hits = ctx.store.bm25(match, plan.candidates, plan.scope)
+    if pruned and len(hits) < plan.candidates:
         seen = {r for r, _ in hits}
         hits += [(r, 0.0) for r in ctx.store.fts_rowids(" OR ".join(fts_quote(t) for t in terms if t in common),
                                                         plan.candidates - len(hits), plan.scope, seen)]

@@ -57,13 +57,6 @@ CANDIDATES = 50
 NOT_ASSERTED = frozenset({"episode"})
 
 
-def assertion_keys(assertion: Any) -> tuple[str, str, str]:
-    """``(attribute group, canonical subject, slot)``: the lookup keys under which ``conflicts`` can match."""
-    from mem.enrich.assertions import slot_key
-
-    return slot_key(assertion)
-
-
 def assertions_of(memory: "Memory") -> list[Any]:
     """The assertions ``check`` weighs for ``memory`` (none for kinds that assert nothing); pure, so
     intake runs it before its write transaction."""
@@ -74,14 +67,14 @@ def assertions_of(memory: "Memory") -> list[Any]:
 
 def index(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None) -> list[Any]:
     """Store ``memory``'s assertions (extracted here unless given) inside a write transaction; returns them."""
-    from mem.enrich.assertions import extract_assertions
+    from mem.enrich.assertions import extract_assertions, slot_key
     from mem.store import lifecycle as sql
 
     if found is None:
         found = extract_assertions(memory.text)
     rows = []
     for assertion in found:
-        group, subject, slot = assertion_keys(assertion)
+        group, subject, slot = slot_key(assertion)
         rows.append((group, subject, slot, assertion.value, assertion.polarity))
     sql.index_assertions(ctx.store, rowid, memory.scope, rows)
     return found
@@ -105,7 +98,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
     The list contains ``memory.id`` itself when the incoming memory is the older side of a
     conflict (intake then reports status ``superseded``).
     """
-    from mem.enrich.assertions import supersedes
+    from mem.enrich.assertions import slot_key, supersedes
     from mem.store import lifecycle as sql
 
     if memory.kind in NOT_ASSERTED:
@@ -113,7 +106,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
     found = index(ctx, rowid, memory, found)
     if not found or memory.superseded_by:
         return []
-    keys = [assertion_keys(a) for a in found]
+    keys = [slot_key(a) for a in found]
     at = ctx.now_iso()
     superseded: list[str] = []
     values = [a.value for a in found]

@@ -110,11 +110,6 @@ def brief(store: "Store", rowids: Sequence[int]) -> dict[int, tuple[str, str, st
 
 
 # ------------------------------------------------------------------------------------ sessions
-def session_key(store: "Store", rowid: int) -> Any:
-    row = store.conn.execute(f"SELECT {SESSION_KEY} FROM memories m WHERE m.rowid = ?", (rowid,)).fetchone()
-    return row[0] if row else None
-
-
 def session_members(store: "Store", scope: str, key: Any, created_at: str, rowid: int, k: int,
                     *, before: bool) -> list[tuple[int, str]]:
     """Up to ``k`` memories of the same session just before (or after) a point, nearest first: (rowid, id)."""
@@ -171,11 +166,7 @@ def restore_edges(store: "Store", edges: Sequence[tuple[str, str, str, str, floa
     """Write exported ``(src, dst, layer, type, weight, created_at, origin)`` edges whose two memories
     are stored (inside a write txn); the exported edge replaces one the import re-derived, so a
     round trip is exact. Returns how many were written."""
-    ends = {e[0] for e in edges} | {e[1] for e in edges}
-    stored: set[str] = set()
-    for chunk in _chunks(sorted(ends)):
-        stored.update(r[0] for r in store.conn.execute(f"SELECT id FROM memories WHERE id IN ({_marks(len(chunk))})",
-                                                       list(chunk)))
+    stored = store.existing_ids({e[0] for e in edges} | {e[1] for e in edges})
     kept = [e for e in edges if e[0] in stored and e[1] in stored]
     store.conn.executemany(
         "INSERT OR REPLACE INTO edges(src, dst, layer, type, weight, created_at, origin) VALUES (?, ?, ?, ?, ?, ?, ?)",
