@@ -51,6 +51,24 @@ def test_coarse_pass_returns_the_exact_neighbours(tmp_path: Path, small_coarse):
     assert [[r for r, _ in hits] for hits in fast] == [[r for r, _ in hits] for hits in exact]
 
 
+def test_coarse_pass_of_a_chunk_returns_the_exact_neighbours_above_the_floor(tmp_path: Path, small_coarse):
+    rng = np.random.default_rng(11)
+    matrix = _unit(rng.normal(size=(600, 5)) @ rng.normal(size=(5, 16)) + 0.05 * rng.normal(size=(600, 16)))
+    with _store(tmp_path / "v.db", matrix, ["a" if i % 4 else "b" for i in range(600)]) as store:
+        index = V.VectorIndex(store)
+        index.queries = 99
+        queries = _unit(rng.normal(size=(70, 5)) @ rng.normal(size=(5, 16)))  # more than one BLOCK
+        scopes = ["a", "b", None, "c"] * 17 + ["a", "b"]
+        index.sync()
+        assert index.projected is not None
+        fast = index.nearest_many(queries, 8, scopes, floor=0.5)
+        index.projected = None
+        exact = index.nearest_many(queries, 8, scopes, floor=0.5)
+    assert [[r for r, _ in hits] for hits in fast] == [[r for r, _ in hits] for hits in exact]
+    assert np.allclose([s for hits in fast for _, s in hits], [s for hits in exact for _, s in hits], atol=1e-6)
+    assert sum(len(hits) for hits in exact) > 100  # the floor leaves plenty to find
+
+
 def test_vectors_that_do_not_compress_are_searched_exactly(tmp_path: Path, small_coarse):
     matrix = _unit(np.random.default_rng(3).normal(size=(600, 16)))  # energy spread over every direction
     with _store(tmp_path / "v.db", matrix, ["a"] * 600) as store:

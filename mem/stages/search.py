@@ -100,6 +100,9 @@ def bm25(ctx: "Context", plan: Plan) -> Ranking:
     if match is None:
         return Ranking([], {})
     terms = content_terms(plan.query.text)[:32]
+    warm = ctx.store.bm25_warm(terms, plan.candidates, plan.scope)  # a process that searches often
+    if warm is not None:
+        return Ranking([r for r, _ in warm], dict(warm))
     common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
     kept = [t for t in terms if t not in common]
     pruned = bool(common) and bool(kept)

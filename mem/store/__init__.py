@@ -68,6 +68,7 @@ class Store:
         self.conn = conn
         self.path = path
         self._vec_dim: int | None = None
+        self._terms: Any = None  # mem.store.terms.TermIndex, made on the first BM25 search
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -561,6 +562,15 @@ class Store:
         from mem.store import fts
 
         return fts.bm25(self, match, k, scope)
+
+    def bm25_warm(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]] | None:
+        """``bm25`` of the OR of ``terms`` (each quoted) from postings held in RAM once this process has
+        searched a few times (``mem.store.terms``): the same rows and scores; None while cold."""
+        if self._terms is None:
+            from mem.store.terms import TermIndex
+
+            self._terms = TermIndex(self)
+        return self._terms.search(terms, k, scope)
 
     # ---- fts speed (search)
     def common_terms(self, terms: list[str]) -> set[str]:

@@ -149,3 +149,46 @@ def matching_rowids(store: "Store", match: str, limit: int, scope: str | None, e
             "SELECT f.rowid FROM memory_fts f JOIN memories m ON m.rowid = f.rowid "
             "WHERE memory_fts MATCH ? AND m.scope = ? LIMIT ?", (match, scope, want))
     return [r for r in (int(row[0]) for row in rows) if r not in exclude][:limit]
+
+
+# ------------------------------------------------------------------------- warm BM25 (store/terms.py)
+# What mem.store.terms.TermIndex reads: the FTS5 index's own tokens, row sizes and change counter.
+
+def fts_state(store: "Store") -> tuple[str, int]:
+    """``(fts_epoch, newest indexed rowid)``: a warm index is current while both are unchanged.
+
+    ``fts_epoch`` is bumped by triggers (migration m005) whenever indexed text, tags or a scope
+    change or a memory is deleted; new rows only raise the newest rowid.
+    """
+    conn = store.conn
+    row = conn.execute("SELECT value FROM meta WHERE key = 'fts_epoch'").fetchone()
+    newest = conn.execute("SELECT COALESCE(MAX(id), 0) FROM memory_fts_docsize").fetchone()[0]
+    return (str(row[0]) if row else "0"), int(newest)
+
+
+def fts_sizes(store: "Store", after: int, upto: int) -> list[tuple[int, bytes]]:
+    """``(rowid, docsize blob)`` of the indexed rows ``after < rowid <= upto`` (one varint per column)."""
+    return store.conn.execute("SELECT id, sz FROM memory_fts_docsize WHERE id > ? AND id <= ? ORDER BY id",
+                              (after, upto)).fetchall()
+
+
+def fts_instances(store: "Store", token: str, upto: int) -> list[tuple[int, str, int]]:
+    """Every ``(rowid, column, offset)`` where the index holds ``token`` (an index term, already
+    stemmed), in rows ``<= upto``; read off the index through an ``fts5vocab`` table."""
+    conn = store.conn
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_instances USING fts5vocab(main, memory_fts, instance)")
+    return conn.execute("SELECT doc, col, offset FROM temp.mem_fts_instances WHERE term = ? AND doc <= ?",
+                        (token, upto)).fetchall()
+
+
+def fts_tokenize(store: "Store", after: int, upto: int) -> list[tuple[str, int, str, int]]:
+    """``(token, rowid, column, offset)`` of memories ``after < rowid <= upto``, tokenized by a scratch
+    FTS5 table with memory_fts's tokenizer (temp schema: never written to the file)."""
+    conn = store.conn
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_rows USING fts5(text, tags, tokenize='porter unicode61')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_rows_terms USING fts5vocab(temp, mem_fts_rows, instance)")
+    conn.execute("INSERT INTO temp.mem_fts_rows(rowid, text, tags) SELECT rowid, text, tags FROM memories "
+                 "WHERE rowid > ? AND rowid <= ?", (after, upto))
+    rows = conn.execute("SELECT term, doc, col, offset FROM temp.mem_fts_rows_terms").fetchall()
+    conn.execute("DELETE FROM temp.mem_fts_rows")
+    return rows

@@ -232,5 +232,23 @@ def m004_newest_assertions(conn: Connection) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions]
+def m005_fts_epoch(conn: Connection) -> None:
+    """A counter of changes to what is full-text indexed, other than new rows: a process keeping BM25
+    postings in RAM (``mem.store.terms``) drops them when it moves. Triggers, so no write path can
+    forget it."""
+    run_script(conn,
+        """
+        INSERT OR IGNORE INTO meta(key, value) VALUES ('fts_epoch', '0');
+        CREATE TRIGGER memories_fts_epoch_update AFTER UPDATE OF text, tags, scope ON memories BEGIN
+            UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'fts_epoch';
+        END;
+        CREATE TRIGGER memories_fts_epoch_delete AFTER DELETE ON memories BEGIN
+            UPDATE meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'fts_epoch';
+        END;
+        """
+    )
+
+
+MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
+                                                  m005_fts_epoch]
 LATEST = len(MIGRATIONS)

@@ -33,6 +33,9 @@ COARSE_MIN_ROWS = 20_000
 COARSE_DIMS = 128
 COARSE_POOL = 5
 COARSE_ENERGY = 0.9  # projections keeping less of the vectors' energy (e.g. hash features) stay unused
+# The coarse pass of nearest_many keeps rough cosines down to floor - COARSE_MARGIN: a projection keeping
+# 90 % of the energy is off by less than that for nearly every pair (and the pool is rescored exactly).
+COARSE_MARGIN = 0.1
 BLOCK = 64  # queries per matrix product in nearest_many: 64 x 100k floats = 25 MB at a time
 
 
@@ -117,6 +120,9 @@ class VectorIndex:
 
         Only neighbours with cosine >= ``floor`` are returned: intake needs nothing below its
         see_also threshold, and skipping the rest spares a top-k partition over every column.
+        Above ``COARSE_MIN_ROWS`` the product runs over the projection and each query's best
+        ``COARSE_POOL`` x k rough candidates are rescored exactly, as in ``nearest``: at 100k that
+        cut the chunk's neighbour search by about two thirds.
 
         >>> index.nearest_many(np.eye(2, 384, dtype=np.float32), 8, ["work", "work"], floor=0.5)  # doctest: +SKIP
         [[(12, 0.97)], []]
@@ -132,21 +138,36 @@ class VectorIndex:
         if self.count == 0:
             return [[] for _ in scopes]
         matrix, codes = self.matrix[: self.count], self.scopes[: self.count]
+        # Above COARSE_MIN_ROWS the block's product runs in the projected space (a third of the
+        # work), and only each query's best COARSE_POOL x k rough candidates are rescored exactly.
+        coarse = self.projected is not None and COARSE_POOL * k < self.count
+        space = self.projected[: self.count] if coarse else matrix
+        pool = COARSE_POOL * k
         masks: dict[str | None, Any] = {}
         for start in range(0, len(queries), BLOCK):  # blocks bound the (block x count) similarity matrix
-            sims_block = queries[start : start + BLOCK] @ matrix.T
-            for sims, scope in zip(sims_block, scopes[start : start + BLOCK]):
+            block = queries[start : start + BLOCK]
+            sims_block = (block @ self.basis if coarse else block) @ space.T
+            for sims, q, scope in zip(sims_block, block, scopes[start : start + BLOCK]):
                 if scope is not None and scope not in masks:
                     code = self.scope_codes.get(scope)
                     masks[scope] = None if code is None else codes == code
-                candidates = np.flatnonzero(sims >= floor)
+                candidates = np.flatnonzero(sims >= floor - (COARSE_MARGIN if coarse else 0.0))
                 if scope is not None:
                     mask = masks[scope]
                     candidates = candidates[mask[candidates]] if mask is not None else candidates[:0]
+                if coarse:
+                    if len(candidates) > pool:
+                        candidates = candidates[np.argpartition(-sims[candidates], pool - 1)[:pool]]
+                    values = matrix[candidates] @ q
+                    keep = values >= floor
+                    candidates, values = candidates[keep], values[keep]
+                else:
+                    values = sims[candidates]
                 if len(candidates) > k:
-                    candidates = candidates[np.argpartition(-sims[candidates], k - 1)[:k]]
-                order = sorted(candidates.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[i])))
-                out.append([(int(self.rowids[i]), float(sims[i])) for i in order])
+                    top = np.argpartition(-values, k - 1)[:k]
+                    candidates, values = candidates[top], values[top]
+                order = sorted(range(len(candidates)), key=lambda j: (-float(values[j]), int(self.rowids[candidates[j]])))
+                out.append([(int(self.rowids[candidates[j]]), float(values[j])) for j in order])
         return out
 
     def sync(self) -> None:
