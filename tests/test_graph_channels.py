@@ -155,3 +155,36 @@ def test_every_query_type_has_weights_for_every_channel():
     assert QUERY_WEIGHTS["open-domain"]["entity"] == 0.0 < QUERY_WEIGHTS["single-hop"]["entity"]
     assert QUERY_WEIGHTS["temporal"]["temporal"] > QUERY_WEIGHTS["single-hop"]["temporal"]
     assert QUERY_WEIGHTS["multi-hop"]["community"] > QUERY_WEIGHTS["single-hop"]["community"]
+
+
+def test_a_long_lived_process_follows_communities_recomputed_elsewhere():
+    """The community channel keeps centroids and members per process (``channels._communities``);
+    when another process recomputes the communities, the next search uses the new ones."""
+    import os
+    from pathlib import Path
+
+    from mem.config import resolve_settings
+    from mem.stages import search as stage
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    add({"text": "Hiro tuned the Elasticsearch shards for the search service"},
+        {"text": "Hiro moved the Elasticsearch snapshots to S3"},
+        {"text": "Lena plans the team offsite in Lisbon"})
+    assert run_mem("graph", "communities").code == 0
+    db = Path(os.environ["MEM_DB"])
+
+    def members(ctx: Context) -> set[str]:
+        hits = stage.run(ctx, stage.Query(text="Elasticsearch shards", channels=["community"], bump=False))
+        assert all("community" in h.why["community"] for h in hits)
+        return {h.memory.id for h in hits}
+
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=resolve_settings(db=db, embedder="hash", scope="test"))
+        before = members(ctx)
+        assert before and members(ctx) == before  # the second search reads the kept copy
+        # Another process adds a memory and recomputes: the kept copy must not hide the newcomer.
+        (newcomer,) = add({"text": "Hiro doubled the Elasticsearch shards after the search service outage"})
+        assert run_mem("graph", "communities").code == 0
+        after = members(ctx)
+    assert newcomer in after and newcomer not in before

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mem.config import DEFAULT_EMBEDDER, Settings
 from mem.embed import Embedder, get_embedder
@@ -20,6 +20,9 @@ class Context:
     settings: Settings
     _embedder: Embedder | None = field(default=None, repr=False)
     _vectors: VectorIndex | None = field(default=None, repr=False)
+    # Per-process copies of derived data (e.g. community centroids), each checked against the
+    # database before use; they make a long-lived process (MCP server, ``search -``) fast.
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     @property
     def vectors(self) -> VectorIndex:

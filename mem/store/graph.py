@@ -536,9 +536,14 @@ def community_rowids(store: "Store", community_ids: Sequence[int], limit: int) -
     return [int(r[0]) for r in rows]
 
 
-def has_communities(store: "Store", scope: str | None) -> bool:
+def communities_stamp(store: "Store", scope: str | None) -> tuple[int, int, str] | None:
+    """``(count, newest id, newest updated_at)`` of the scope's communities, None when there are none:
+    it changes whenever they are recomputed, so a copy of them is current while it holds."""
     where = " WHERE scope = ?" if scope is not None else ""
-    return store.conn.execute(f"SELECT 1 FROM communities{where} LIMIT 1", [scope] if scope is not None else []).fetchone() is not None
+    count, newest, updated = store.conn.execute(
+        f"SELECT COUNT(*), MAX(id), MAX(updated_at) FROM communities{where}", [scope] if scope is not None else []
+    ).fetchone()
+    return (int(count), int(newest), str(updated)) if count else None
 
 
 # ----------------------------------------------------------------------------------------- stats

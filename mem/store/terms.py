@@ -93,22 +93,22 @@ class TermIndex:
             return []
         rowids = np.concatenate(parts_rows)
         scores = np.bincount(rowids, weights=np.concatenate(parts_scores))  # adds in array order
-        matched = np.unique(rowids)
+        matched = np.flatnonzero(scores)  # every match scores > 0 (idf >= IDF_FLOOR, tf > 0)
         values = scores[matched]
-        order = np.lexsort((matched, -values))  # score descending, ties by rowid (FTS5's ORDER BY)
         if scope is None or only_scope(self.store, scope):
-            top = order[:k]
-            return [(int(matched[i]), float(values[i])) for i in top]
-        return self._in_scope(matched, values, order, k, scope)
+            return _best(matched, values, k)
+        return self._in_scope(matched, values, k, scope)
 
-    def _in_scope(self, matched: Any, values: Any, order: Any, k: int, scope: str) -> list[tuple[int, float]]:
+    def _in_scope(self, matched: Any, values: Any, k: int, scope: str) -> list[tuple[int, float]]:
+        """``_best`` among the rows of ``scope``: candidates are checked best first, a batch at a time."""
         from mem.store.fts import _in_scope
 
         kept: list[tuple[int, float]] = []
-        for start in range(0, len(order), IN_SCOPE_BATCH):
-            step = order[start : start + IN_SCOPE_BATCH]
-            inside = _in_scope(self.store, [int(matched[i]) for i in step], scope)
-            kept += [(int(matched[i]), float(values[i])) for i in step if int(matched[i]) in inside]
+        ranked = _best(matched, values, len(matched))
+        for start in range(0, len(ranked), IN_SCOPE_BATCH):
+            step = ranked[start : start + IN_SCOPE_BATCH]
+            inside = _in_scope(self.store, [rowid for rowid, _ in step], scope)
+            kept += [hit for hit in step if hit[0] in inside]
             if len(kept) >= k:
                 break
         return kept[:k]
@@ -200,6 +200,19 @@ class TermIndex:
             if fresh:
                 self.phrases.clear()
         self.loaded_max = newest
+
+
+def _best(rowids: Any, values: Any, k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(rowid, value)``, value descending, ties by rowid (FTS5's ORDER BY s DESC, rowid).
+    Partitions first: every row tied with the k-th value is kept, so the tie order stays exact."""
+    import numpy as np
+
+    if k < len(values):
+        kth = -np.partition(-values, k - 1)[k - 1]
+        keep = np.flatnonzero(values >= kth)
+        rowids, values = rowids[keep], values[keep]
+    order = np.lexsort((rowids, -values))[:k]
+    return [(int(rowids[i]), float(values[i])) for i in order]
 
 
 def _arrays(rows: list[tuple[int, str, int]], np: Any) -> tuple[Any, Any, Any]:

@@ -100,19 +100,25 @@ class VectorIndex:
 
     def similarities(self, rowids: "list[int]", query: "np.ndarray") -> dict[int, float] | None:
         """Cosine of ``query`` to each stored rowid (missing ones left out), from the warm matrix; None when cold."""
+        found = self.similarity_arrays(rowids, query)
+        if found is None:
+            return None
+        return dict(zip(found[0].tolist(), found[1].tolist()))
+
+    def similarity_arrays(self, rowids: "list[int]", query: "np.ndarray") -> "tuple[np.ndarray, np.ndarray] | None":
+        """``similarities`` as two aligned arrays (stored rowids, cosines), for callers that rank in numpy."""
         import numpy as np
 
         if self.matrix is None:
             return None
         self.sync()
-        if self.count == 0:
-            return {}
         wanted = np.asarray(rowids, dtype=np.int64)
+        if self.count == 0 or len(wanted) == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         stored = self.rowids[: self.count]  # appended in rowid order, so sorted
         at = np.minimum(np.searchsorted(stored, wanted), self.count - 1)
         found = stored[at] == wanted
-        sims = self.matrix[at[found]] @ np.asarray(query, dtype=np.float32)
-        return {int(r): float(v) for r, v in zip(wanted[found], sims)}
+        return wanted[found], self.matrix[at[found]] @ np.asarray(query, dtype=np.float32)
 
     def nearest_many(self, queries: "np.ndarray", k: int, scopes: "list[str | None]",
                      floor: float = -1.0) -> list[list[tuple[int, float]]]:
