@@ -29,8 +29,6 @@ import math
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from mem.store import Store
 
 WARM_AFTER = 3  # like the vector matrix: one-shot commands never pay for loading
@@ -136,8 +134,6 @@ class TermIndex:
         return self.phrases[stems]
 
     def _token(self, stem: str) -> tuple[Any, Any, Any]:
-        import numpy as np
-
         from mem.store import fts
 
         cached = self.postings.get(stem)
@@ -146,7 +142,7 @@ class TermIndex:
                 self.postings.clear()
                 self.phrases.clear()
             rows = fts.fts_instances(self.store, stem, self.loaded_max)
-            cached = _arrays(rows, np)
+            cached = _arrays(rows)
             self.postings[stem] = cached
         return cached
 
@@ -179,7 +175,7 @@ class TermIndex:
         sized = fts.fts_sizes(self.store, self.loaded_max, newest)
         if sized:
             rowids = np.fromiter((rowid for rowid, _ in sized), dtype=np.int64, count=len(sized))
-            sizes = _token_counts([blob for _, blob in sized], np)
+            sizes = _token_counts([blob for _, blob in sized])
             top = int(rowids[-1])
             if top >= len(self.lengths):
                 grown = np.zeros(max(top + 1, 2 * len(self.lengths)), dtype=np.float64)
@@ -195,7 +191,7 @@ class TermIndex:
                     fresh.setdefault(stem, []).append((rowid, column, offset))
             for stem, rows in fresh.items():
                 old = self.postings[stem]
-                new = _arrays(rows, np)
+                new = _arrays(rows)
                 self.postings[stem] = tuple(np.concatenate([a, b]) for a, b in zip(old, new))  # type: ignore[assignment]
             if fresh:
                 self.phrases.clear()
@@ -215,8 +211,10 @@ def _best(rowids: Any, values: Any, k: int) -> list[tuple[int, float]]:
     return [(int(rowids[i]), float(values[i])) for i in order]
 
 
-def _arrays(rows: list[tuple[int, str, int]], np: Any) -> tuple[Any, Any, Any]:
+def _arrays(rows: list[tuple[int, str, int]]) -> tuple[Any, Any, Any]:
     """(rowids, column ids, offsets) arrays from ``(rowid, column name, offset)`` rows."""
+    import numpy as np
+
     if not rows:
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
@@ -230,9 +228,11 @@ def _position_key(rowids: Any, columns: Any, offsets: Any) -> Any:
     return (rowids << 33) | (columns << 32) | (offsets & 0xFFFFFFFF)
 
 
-def _token_counts(blobs: list[bytes], np: Any) -> Any:
+def _token_counts(blobs: list[bytes]) -> Any:
     """Token count of each row from its docsize blob; one numpy pass when every column count is
     below 128 (a one-byte varint each: nearly always), else varint by varint."""
+    import numpy as np
+
     width = len(COLUMNS)
     if all(len(blob) == width for blob in blobs):
         raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width)
