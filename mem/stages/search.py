@@ -31,6 +31,7 @@ CANDIDATES = 200  # per channel
 MAX_K = 1000
 FUSION = "blend"  # LoCoMo dev R@10: rrf .618, blend .699 (same channels and weights)
 SCENE_SLACK = 10  # rank a few past k so scene expansion can weigh pulled neighbours against them
+RANK_BATCH = 64  # candidates whose prior rows are read at a time (the first batch usually suffices)
 
 
 @dataclass
@@ -157,29 +158,43 @@ def priors_of(memory: Memory | PriorRow, now: datetime) -> dict[str, float]:
     }
 
 
-def _rank(fused: dict[int, float], allowed: dict[int, PriorRow], now: datetime,
-          k: int) -> list[tuple[float, int, dict[str, float]]]:
-    """Apply the priors and sort, best first (ties by rowid). Exact, but lazy: a prior can only take
-    relevance down, so once a candidate's bare relevance is below the k-th final score nothing
-    after it can enter the top k, and its priors are never computed."""
+def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], now: datetime,
+          k: int) -> tuple[list[tuple[float, int, dict[str, float]]], dict[int, PriorRow]]:
+    """Apply the priors and sort, best first (ties by rowid); also returns the prior rows read.
+
+    Exact, but lazy: a prior can only take relevance down, so once a candidate's bare relevance
+    is below the k-th final score nothing after it can enter the top k, and its priors are never
+    computed. The rows the priors need (and the filters) are read in growing batches in fused
+    order, so that stop also spares reading most candidates (at 100k memories, 1.9 ms a query).
+    """
     import heapq
 
-    order = sorted((r for r in fused if r in allowed), key=lambda r: (-fused[r], r))
+    order = sorted(fused, key=lambda r: (-fused[r], r))
+    allowed: dict[int, PriorRow] = {}
     scored: list[tuple[float, int, dict[str, float]]] = []
     best: list[float] = []  # min-heap of the k best final scores so far
-    for rowid in order:
-        relevance = fused[rowid]
-        if len(best) >= k and relevance < best[0]:
-            break
-        components = priors_of(allowed[rowid], now)
-        final = apply_prior(relevance, prior(components))
-        scored.append((final, rowid, components))
-        if len(best) < k:
-            heapq.heappush(best, final)
-        elif final > best[0]:
-            heapq.heapreplace(best, final)
+    start, size = 0, max(RANK_BATCH, 4 * k)
+    while start < len(order):
+        batch = order[start : start + size]
+        start, size = start + len(batch), 2 * size
+        rows = ctx.store.prior_rows(batch, **filters)
+        allowed.update(rows)
+        for rowid in batch:
+            if rowid not in rows:
+                continue  # filtered out
+            relevance = fused[rowid]
+            if len(best) >= k and relevance < best[0]:
+                scored.sort(key=lambda item: (-item[0], item[1]))
+                return scored, allowed
+            components = priors_of(rows[rowid], now)
+            final = apply_prior(relevance, prior(components))
+            scored.append((final, rowid, components))
+            if len(best) < k:
+                heapq.heappush(best, final)
+            elif final > best[0]:
+                heapq.heapreplace(best, final)
     scored.sort(key=lambda item: (-item[0], item[1]))
-    return scored
+    return scored, allowed
 
 
 def run(ctx: "Context", query: Query) -> list[Hit]:
@@ -217,8 +232,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
                    include_superseded=query.include_superseded, since=query.since, until=query.until)
-    allowed = ctx.store.prior_rows(list(fused), **filters)
-    scored = _rank(fused, allowed, plan.now, k + SCENE_SLACK)
+    scored, allowed = _rank(ctx, fused, filters, plan.now, k + SCENE_SLACK)
     pulled: dict[int, tuple[float, int]] = {}
     if "scene" in names and scored:
         pulled = _scene(ctx, plan, scored, allowed, filters)
