@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mem.score.fusion import peak_factor
-from mem.score.speaker import speaker_factors, speaker_of, wanted_speakers
+from mem.score.speaker import self_referring, speaker_factors, speaker_of, wanted_speakers
 from tests.conftest import jsonl, run_mem
 
 
@@ -46,6 +46,24 @@ def test_speaker_factors_discount_only_the_other_speakers():
     assert wanted_speakers("Is that Melanie's painting?", texts) == {"Melanie"}  # possessive counts
 
 
+@pytest.mark.parametrize("text, expected", [
+    ("Melanie: I painted a lake", True),
+    ("Melanie: We're off camping, join us!", True),
+    ("Melanie: my kids loved it", True),
+    ("Melanie: Wow, that's so cool! What did you paint?", False),
+    ("Irene: Nice one", False),  # the speaker's own name is not a pronoun
+])
+def test_self_referring_looks_for_first_person_words_after_the_prefix(text, expected):
+    assert self_referring(text) is expected
+
+
+def test_speaker_factors_also_discount_turns_not_in_the_first_person():
+    texts = {1: "Melanie: I painted a sunset", 2: "Melanie: Wow, so cool!", 3: "Caroline: I love that",
+             4: "Caroline: Nice!", 5: "A note without a speaker"}
+    assert speaker_factors("What did Melanie paint?", texts, 0.2, self_penalty=0.25) == {2: 0.75, 3: 0.8, 4: 0.6}
+    assert speaker_factors("What was painted?", texts, 0.2, self_penalty=0.25) == {}  # no speaker named
+
+
 def test_peak_factor_trusts_a_peaked_ranking_more_than_a_flat_one():
     peaked = {1: 0.70, 2: 0.40, 3: 0.39, 4: 0.38, 5: 0.37}
     flat = {1: 0.41, 2: 0.40, 3: 0.40, 4: 0.39, 5: 0.39}
@@ -57,7 +75,7 @@ def test_peak_factor_trusts_a_peaked_ranking_more_than_a_flat_one():
 # ------------------------------------------------------------------------------- through the CLI
 def test_query_naming_a_speaker_prefers_that_speakers_turns():
     ids = add(
-        {"text": "Caroline: Melanie, hiking is great", "created_at": "2023-05-08T13:00:00Z"},
+        {"text": "Caroline: Melanie, I find hiking great", "created_at": "2023-05-08T13:00:00Z"},  # first person
         {"text": "Melanie: I went hiking at the lake", "created_at": "2023-05-09T13:00:00Z"},
         {"text": "The outdoor shop sells hiking boots, tents, stoves and rain jackets at a discount"},
         *({"text": f"Unrelated note {i} about watering tomatoes"} for i in range(4)),
@@ -91,3 +109,31 @@ def test_full_search_explains_the_speaker_step():
     first = search("What does Melanie paint?")
     assert first[0]["text"].startswith("Melanie:")
     assert any(h["why"].get("speaker") for h in first if h["text"].startswith("Caroline:"))
+
+
+def test_turns_in_the_first_person_win_when_the_query_names_the_speaker():
+    ids = add(
+        {"text": "Melanie: Wow, camping at the lake!", "created_at": "2023-05-08T13:00:00Z"},
+        {"text": "Melanie: We went camping at the lake", "created_at": "2023-05-09T13:00:00Z"},
+        {"text": "Caroline: I bought a new tent for camping", "created_at": "2023-05-09T13:05:00Z"},
+        *({"text": f"Unrelated note {i} about watering tomatoes"} for i in range(4)),
+    )
+    query = "What does Melanie do when camping?"
+    plain = search(query, "--channel", "bm25")
+    assert plain[0]["id"] == ids[0]  # BM25 alone: the exclamation is one word shorter
+    hits = search(query, "--channel", "bm25", "--channel", "speaker")
+    assert hits[0]["id"] == ids[1]
+    assert next(h for h in hits if h["id"] == ids[0])["why"]["speaker"] == {"factor": 0.75}
+
+
+def test_open_domain_questions_discount_the_other_speakers_more():
+    ids = add(
+        {"text": "Melanie: I love camping with my family", "created_at": "2023-05-08T13:00:00Z"},
+        {"text": "Caroline: I went camping once", "created_at": "2023-05-09T13:00:00Z"},
+        *({"text": f"Unrelated note {i} about watering tomatoes"} for i in range(4)),
+    )
+    factual = search("Where did Melanie go camping?", "--channel", "bm25", "--channel", "speaker")
+    assert next(h for h in factual if h["id"] == ids[1])["why"]["speaker"] == {"factor": 0.8}
+    hits = search("Would Melanie enjoy camping?", "--channel", "bm25", "--channel", "speaker")
+    other = next(h for h in hits if h["id"] == ids[1])
+    assert other["why"]["query_type"] == "open-domain" and other["why"]["speaker"] == {"factor": 0.5}

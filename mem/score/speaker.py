@@ -43,13 +43,29 @@ def wanted_speakers(query: str, texts: Mapping[int, str]) -> set[str]:
     return set() if wanted == present else wanted
 
 
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|we'd|we'll|us|our|ours)\b",
+                           re.IGNORECASE)
+
+
+def self_referring(text: str) -> bool:
+    """Whether a turn's words (after its ``"<Name>: "`` prefix) speak in the first person.
+
+    >>> self_referring("Melanie: I love camping with my kids."), self_referring("Melanie: Wow, that's great!")
+    (True, False)
+    """
+    speaker = speaker_of(text)
+    body = text[len(speaker) + 1:] if speaker else text
+    return _FIRST_PERSON.search(body or "") is not None
+
+
 def speaker_factors(query: str, texts: Mapping[int, str], penalty: float,
-                    wanted: set[str] | None = None) -> dict[int, float]:
+                    wanted: set[str] | None = None, self_penalty: float = 0.0) -> dict[int, float]:
     """``rowid -> factor`` for candidates spoken by someone else when the query names a speaker.
 
     ``wanted``: the named speakers (default: :func:`wanted_speakers` over ``texts``); when the
     query names none of the speakers present, or every one of them, nothing changes. Memories
-    without a speaker prefix are never touched.
+    without a speaker prefix are never touched. ``self_penalty``: what a turn with no first-person
+    word loses on top (:func:`self_referring`), whoever speaks it.
     """
     if wanted is None:
         wanted = wanted_speakers(query, texts)
@@ -58,6 +74,11 @@ def speaker_factors(query: str, texts: Mapping[int, str], penalty: float,
     factors = {}
     for rowid, text in texts.items():
         speaker = speaker_of(text)
-        if speaker and speaker not in wanted:
-            factors[rowid] = round(1.0 - penalty, 6)
+        if not speaker:
+            continue
+        factor = 1.0 - penalty if speaker not in wanted else 1.0
+        if self_penalty and not self_referring(text):
+            factor *= 1.0 - self_penalty
+        if factor != 1.0:
+            factors[rowid] = round(factor, 6)
     return factors
