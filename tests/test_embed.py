@@ -36,3 +36,16 @@ def test_minilm_vectors():
     v = e.embed(["a cat sits on the mat", "a kitten is sitting on a rug", "the stock market fell"])
     assert v.shape == (3, 384) and v.dtype == np.float32
     assert v[0] @ v[1] > 0.5 > v[0] @ v[2]
+
+
+def test_minilm_gives_a_text_the_same_vector_alone_or_in_bulk():
+    """Bulk calls (more than one onnxruntime batch) use their own session tuned for throughput;
+    the vectors must not depend on which session or batch a text went through."""
+    from mem.embed import minilm
+
+    e = get_embedder("minilm")
+    texts = [f"note {i}: the {'billing ' * (i % 5)}service retries {i} times" for i in range(3 * minilm.BATCH)]
+    bulk = e.embed(texts)
+    alone = np.stack([e.embed([t])[0] for t in texts[:: minilm.BATCH // 2]])
+    assert len(e._sessions) == 2  # both sessions were used
+    assert np.allclose(bulk[:: minilm.BATCH // 2], alone, atol=1e-5)
