@@ -50,8 +50,9 @@ class MiniLM:
     def _session(self, bulk: bool) -> Any:
         """The onnxruntime session for a query (threads spin between operators: lowest latency) or
         for bulk embedding (threads sleep, leaving the CPU to intake's SQL running alongside).
-        Measured here: a query embeds in 2.3 ms spinning, 2.9 ms not; an 8k-memory minilm intake
-        runs at 229-248/s spinning, 262-272/s not."""
+        Measured here: a query embeds in 2.3 ms spinning, 2.9 ms not; a 6k-memory minilm intake,
+        in interleaved pairs (the machine's speed drifts), 204 / 220 / 232 memories/s spinning
+        against 213 / 226 / 258 not."""
         if bulk not in self._sessions:
             import onnxruntime as ort
 
