@@ -37,7 +37,6 @@ IDF_FLOOR = 1e-6  # FTS5 clamps idf <= 0 (terms in half the rows or more) to thi
 COLUMNS = ("text", "tags")
 COLUMN_WEIGHTS = (1.0, 0.5)  # must match mem.store.fts.WEIGHTS (a test holds them together)
 MAX_TOKENS_CACHED = 20_000  # distinct tokens whose postings are kept; beyond it the cache starts over
-IN_SCOPE_BATCH = 2000  # candidates checked per step when other scopes share the index
 
 
 class TermIndex:
@@ -98,18 +97,19 @@ class TermIndex:
         return self._in_scope(matched, values, k, scope)
 
     def _in_scope(self, matched: Any, values: Any, k: int, scope: str) -> list[tuple[int, float]]:
-        """``_best`` among the rows of ``scope``: candidates are checked best first, a batch at a time."""
-        from mem.store.fts import _in_scope
+        """``_best`` among the rows of ``scope``: the best ``OVERFETCH`` x k rows overall are checked
+        first, then a window four times as long, and so on (each window is a prefix of the full
+        order, so the first k kept are exactly the scope's k best)."""
+        from mem.store.fts import OVERFETCH, _in_scope
 
-        kept: list[tuple[int, float]] = []
-        ranked = _best(matched, values, len(matched))
-        for start in range(0, len(ranked), IN_SCOPE_BATCH):
-            step = ranked[start : start + IN_SCOPE_BATCH]
-            inside = _in_scope(self.store, [rowid for rowid, _ in step], scope)
-            kept += [hit for hit in step if hit[0] in inside]
-            if len(kept) >= k:
-                break
-        return kept[:k]
+        window = OVERFETCH * k
+        while True:
+            ranked = _best(matched, values, window)
+            inside = _in_scope(self.store, [rowid for rowid, _ in ranked], scope)
+            kept = [hit for hit in ranked if hit[0] in inside]
+            if len(kept) >= k or len(ranked) == len(matched):
+                return kept[:k]
+            window *= 4
 
     # ------------------------------------------------------------------------------- postings
     def _phrase(self, stems: tuple[str, ...]) -> tuple[Any, Any]:
