@@ -65,13 +65,23 @@ def fts_quote(term: str) -> str:
     return '"' + term.replace("\x00", "").replace('"', '""') + '"'
 
 
-def fts_query(text: str, max_terms: int = 32) -> str | None:
+MAX_QUERY_TERMS = 32  # content terms of a query that full-text search matches
+
+
+def fts_any(terms: list[str]) -> str:
+    """An FTS5 MATCH expression OR-ing ``terms``, each quoted.
+
+    >>> fts_any(["cache", "e-mail"])
+    '"cache" OR "e-mail"'
+    """
+    return " OR ".join(fts_quote(t) for t in terms)
+
+
+def fts_query(text: str, max_terms: int = MAX_QUERY_TERMS) -> str | None:
     """An FTS5 MATCH expression OR-ing every content term of ``text``, each quoted; None if empty.
 
     >>> fts_query('what "cache" did we pick? NEAR(')
     '"cache" OR "pick" OR "near"'
     """
     terms = content_terms(text)[:max_terms]
-    if not terms:
-        return None
-    return " OR ".join(fts_quote(t) for t in terms)
+    return fts_any(terms) if terms else None

@@ -82,9 +82,10 @@ def test_similarities_read_the_warm_matrix(tmp_path: Path):
     matrix = _unit(np.random.default_rng(5).normal(size=(50, 16)))
     with _store(tmp_path / "v.db", matrix, ["a"] * 50) as store:
         index = V.VectorIndex(store)
-        assert index.similarities([1, 2], matrix[0]) is None  # cold: the caller reads the BLOBs
+        assert index.similarity_arrays([1, 2], matrix[0]) is None  # cold: the caller reads the BLOBs
         index.queries = 99
         index.nearest(matrix[0], 3, "a")
-        sims = index.similarities([3, 1, 999], matrix[0])
+        rowids, cosines = index.similarity_arrays([3, 1, 999], matrix[0])
+        sims = dict(zip(rowids.tolist(), cosines.tolist()))
     assert set(sims) == {1, 3} and sims[1] == pytest.approx(1.0, abs=1e-5)
     assert sims[3] == pytest.approx(float(matrix[2] @ matrix[0]), abs=1e-5)

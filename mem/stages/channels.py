@@ -92,17 +92,23 @@ def _semantic(ctx: "Context", plan: "Plan") -> "Ranking":
     return ranking
 
 
-def _by_similarity(ctx: "Context", plan: "Plan", rowids: list[int]) -> dict[int, float]:
+def _similarities(ctx: "Context", plan: "Plan", rowids: list[int]) -> tuple[Any, Any]:
+    """Cosine of the query to each of ``rowids`` that has a vector, as aligned arrays (rowids,
+    cosines): from the in-RAM matrix when this process has one, else from the stored vectors."""
     import numpy as np
 
-    warm = ctx.vectors.similarities(rowids, plan.vector)  # the in-RAM matrix when this process has one
+    warm = ctx.vectors.similarity_arrays(rowids, plan.vector)
     if warm is not None:
         return warm
     found, matrix = ctx.store.vectors_for(rowids)
     if not found:
-        return {}
-    sims = matrix @ np.asarray(plan.vector, dtype=np.float32)
-    return {r: float(s) for r, s in zip(found, sims)}
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    return np.asarray(found, dtype=np.int64), matrix @ np.asarray(plan.vector, dtype=np.float32)
+
+
+def _by_similarity(ctx: "Context", plan: "Plan", rowids: list[int]) -> dict[int, float]:
+    found, sims = _similarities(ctx, plan, rowids)
+    return dict(zip(found.tolist(), sims.tolist()))
 
 
 # --------------------------------------------------------------------------------------- entity
@@ -200,17 +206,11 @@ def community(ctx: "Context", plan: "Plan") -> "Ranking":
             if rowid not in notes:
                 notes[rowid] = {"community": cid}
                 members.append(rowid)
-    warm = ctx.vectors.similarity_arrays(members, plan.vector)
-    if warm is None:  # a cold process: read the members' vectors
-        scores = {r: round(s, 6) for r, s in _by_similarity(ctx, plan, members).items()}
-        ranked = sorted(scores, key=lambda r: (-scores[r], r))[: plan.candidates]
-    else:  # rank in numpy; only the kept candidates become Python objects
-        rowids, sims = warm
-        sims = np.round(sims, 6)
-        order = np.lexsort((rowids, -sims))[: plan.candidates]
-        ranked = rowids[order].tolist()
-        scores = dict(zip(ranked, sims[order].tolist()))
-    return _ranking({r: scores[r] for r in ranked}, {r: notes[r] for r in ranked})
+    rowids, sims = _similarities(ctx, plan, members)
+    sims = np.round(sims, 6)
+    order = np.lexsort((rowids, -sims))[: plan.candidates]  # ranked in numpy: only the kept become objects
+    scores = dict(zip(rowids[order].tolist(), sims[order].tolist()))
+    return _ranking(scores, {r: notes[r] for r in scores})
 
 
 def _communities(ctx: "Context", scope: str | None) -> tuple[list[int], Any, dict[int, list[int]]] | None:

@@ -20,7 +20,7 @@ from mem.score.classify_query import classify, weights_for
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, blend, peak_factor, prior, rrf,
                                squash)
 from mem.stages import channels as graph_channels
-from mem.text import content_terms, fts_query, fts_quote
+from mem.text import MAX_QUERY_TERMS, content_terms, fts_any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -97,24 +97,21 @@ def bm25(ctx: "Context", plan: Plan) -> Ranking:
     per row, so they are left out while a rarer term remains; rows matching only them fill any room
     left at score 0 (their true score is ~1e-6), so the list and its min-max range stay the same.
     """
-    match = fts_query(plan.query.text)
-    if match is None:
+    terms = content_terms(plan.query.text)[:MAX_QUERY_TERMS]
+    if not terms:
         return Ranking([], {})
-    terms = content_terms(plan.query.text)[:32]
     warm = ctx.store.bm25_warm(terms, plan.candidates, plan.scope)  # a process that searches often
     if warm is not None:
         return Ranking([r for r, _ in warm], dict(warm))
     common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
-    kept = [t for t in terms if t not in common]
-    pruned = bool(common) and bool(kept)
-    if pruned:
-        match = " OR ".join(fts_quote(t) for t in kept)
-    hits = ctx.store.bm25(match, plan.candidates, plan.scope)
-    if pruned and len(hits) < plan.candidates:
+    kept = [t for t in terms if t not in common] or terms
+    hits = ctx.store.bm25(fts_any(kept), plan.candidates, plan.scope)
+    if len(kept) < len(terms) and len(hits) < plan.candidates:
         seen = {r for r, _ in hits}
-        hits += [(r, 0.0) for r in ctx.store.fts_rowids(" OR ".join(fts_quote(t) for t in terms if t in common),
+        hits += [(r, 0.0) for r in ctx.store.fts_rowids(fts_any([t for t in terms if t in common]),
                                                         plan.candidates - len(hits), plan.scope, seen)]
     return Ranking([r for r, _ in hits], dict(hits))
+
 
 
 Channel = Callable[["Context", Plan], Ranking]
@@ -185,28 +182,30 @@ def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], now:
 
     order = sorted(fused, key=lambda r: (-fused[r], r))
     allowed: dict[int, PriorRow] = {}
+
+    def passing() -> Iterator[tuple[int, PriorRow]]:
+        """The candidates that pass the filters, in fused order, their rows read a growing batch at a time."""
+        start, size = 0, max(RANK_BATCH, 4 * k)
+        while start < len(order):
+            batch = order[start : start + size]
+            start, size = start + len(batch), 2 * size
+            rows = ctx.store.prior_rows(batch, **filters)
+            allowed.update(rows)
+            yield from ((rowid, rows[rowid]) for rowid in batch if rowid in rows)
+
     scored: list[tuple[float, int, dict[str, float]]] = []
     best: list[float] = []  # min-heap of the k best final scores so far
-    start, size = 0, max(RANK_BATCH, 4 * k)
-    while start < len(order):
-        batch = order[start : start + size]
-        start, size = start + len(batch), 2 * size
-        rows = ctx.store.prior_rows(batch, **filters)
-        allowed.update(rows)
-        for rowid in batch:
-            if rowid not in rows:
-                continue  # filtered out
-            relevance = fused[rowid]
-            if len(best) >= k and relevance < best[0]:
-                scored.sort(key=lambda item: (-item[0], item[1]))
-                return scored, allowed
-            components = priors_of(rows[rowid], now)
-            final = apply_prior(relevance, prior(components))
-            scored.append((final, rowid, components))
-            if len(best) < k:
-                heapq.heappush(best, final)
-            elif final > best[0]:
-                heapq.heapreplace(best, final)
+    for rowid, row in passing():
+        relevance = fused[rowid]
+        if len(best) >= k and relevance < best[0]:
+            break
+        components = priors_of(row, now)
+        final = apply_prior(relevance, prior(components))
+        scored.append((final, rowid, components))
+        if len(best) < k:
+            heapq.heappush(best, final)
+        elif final > best[0]:
+            heapq.heapreplace(best, final)
     scored.sort(key=lambda item: (-item[0], item[1]))
     return scored, allowed
 

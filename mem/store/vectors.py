@@ -7,7 +7,8 @@ float32 vector once into a numpy matrix and answers by matrix product. On this m
 brute-force int8 scan costs about 60 ms at 100k x 384, the full matrix product 12.4 ms (it is
 memory-bound); above ``COARSE_MIN_ROWS`` vectors a pass over a 128-wide principal projection
 (4.5 ms) picks ``COARSE_POOL`` x k candidates that are rescored exactly. Intake asks for a whole
-chunk's neighbours at once (``nearest_many``: one exact product for the chunk).
+chunk's neighbours at once (``nearest_many``: one product for the chunk, over the projection
+above ``COARSE_MIN_ROWS`` too).
 
 The matrix follows other processes' writes: before each query it compares the newest vector
 rowid and the ``vectors_epoch`` counter (bumped whenever a vector is replaced or deleted) with
@@ -98,15 +99,9 @@ class VectorIndex:
         order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
         return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
 
-    def similarities(self, rowids: "list[int]", query: "np.ndarray") -> dict[int, float] | None:
-        """Cosine of ``query`` to each stored rowid (missing ones left out), from the warm matrix; None when cold."""
-        found = self.similarity_arrays(rowids, query)
-        if found is None:
-            return None
-        return dict(zip(found[0].tolist(), found[1].tolist()))
-
     def similarity_arrays(self, rowids: "list[int]", query: "np.ndarray") -> "tuple[np.ndarray, np.ndarray] | None":
-        """``similarities`` as two aligned arrays (stored rowids, cosines), for callers that rank in numpy."""
+        """Cosine of ``query`` to each stored rowid (missing ones left out) as two aligned arrays
+        (rowids, cosines), from the warm matrix; None when cold (the caller reads the BLOBs)."""
         import numpy as np
 
         if self.matrix is None:
