@@ -45,7 +45,7 @@ def bm25(store: "Store", match: str, k: int, scope: str | None) -> list[tuple[in
     # Other scopes share the index: read a few times more rows than wanted and keep this scope's.
     fetch = k * OVERFETCH
     rows = _rows(store.conn.execute(_UNJOINED, (match, fetch)))
-    inside = _in_scope(store, [rowid for rowid, _ in rows], scope)
+    inside = in_scope(store, [rowid for rowid, _ in rows], scope)
     kept = [row for row in rows if row[0] in inside]
     if len(kept) >= k or len(rows) < fetch:  # enough, or every match was read: exact either way
         return kept[:k]
@@ -61,7 +61,8 @@ def only_scope(store: "Store", scope: str) -> bool:
     return bool(row[0])
 
 
-def _in_scope(store: "Store", rowids: list[int], scope: str) -> set[int]:
+def in_scope(store: "Store", rowids: list[int], scope: str) -> set[int]:
+    """Which of ``rowids`` are memories of ``scope`` (looked up by rowid)."""
     found: set[int] = set()
     for start in range(0, len(rowids), 500):
         chunk = rowids[start : start + 500]

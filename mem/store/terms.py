@@ -100,12 +100,12 @@ class TermIndex:
         """``_best`` among the rows of ``scope``: the best ``OVERFETCH`` x k rows overall are checked
         first, then a window four times as long, and so on (each window is a prefix of the full
         order, so the first k kept are exactly the scope's k best)."""
-        from mem.store.fts import OVERFETCH, _in_scope
+        from mem.store.fts import OVERFETCH, in_scope
 
         window = OVERFETCH * k
         while True:
             ranked = _best(matched, values, window)
-            inside = _in_scope(self.store, [rowid for rowid, _ in ranked], scope)
+            inside = in_scope(self.store, [rowid for rowid, _ in ranked], scope)
             kept = [hit for hit in ranked if hit[0] in inside]
             if len(kept) >= k or len(ranked) == len(matched):
                 return kept[:k]
