@@ -3,8 +3,18 @@
     python bench/coding_memory.py                              # every configuration, minilm
     python bench/coding_memory.py --embedder hash --configs full,bm25 --json
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
+    python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-The dataset (``bench/coding_memory.jsonl``) is ten weeks of one project's memories as a coding
+Two datasets, different projects and teams (``--set a|b|both``, default ``a``; ``--data``/``--queries``
+name any other pair):
+
+* ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
+* ``b``: Harborline, fleet telematics (Go, MQTT, Kafka, TimescaleDB, Flutter):
+  ``bench/coding_memory_b.jsonl``, written before any tuning against it, with corrections that name
+  the old value ("raised from 60 to 120 seconds"), handovers ("X handed Y over to Z"), renames,
+  drops, "no longer", "is gone", "took over" and a correction of a correction.
+
+Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
 episodes, restatements and small talk. A record whose ``meta.supersedes`` names another key corrects
 it; one whose ``meta.restates`` names a key says the same thing again (a hit on either counts as the
@@ -20,7 +30,8 @@ duplicate outcome maps to the memory it duplicated, which then answers for both 
 
 Reported per configuration: recall@1/5/10 (gold keys found in the top k over gold keys), MRR (first
 gold hit in the top 10), per query type; for superseded queries stale@5 (a stale key in the top 5:
-should be ~0) and new@5 (every gold key in the top 5); and what intake did with the labeled
+should be ~0), new@5 (every gold key in the top 5) and above (a stale key ranked above every gold key
+in the top 10: the superseded-above-gold count, goal 0); and what intake did with the labeled
 corrections (old memory marked superseded by its correction or not).
 """
 
@@ -41,6 +52,8 @@ from benchlib import ROOT, ablation_configs, latency, read_jsonl  # noqa: E402  
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
+SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
+        "b": (ROOT / "bench" / "coding_memory_b.jsonl", ROOT / "bench" / "coding_memory_b_queries.jsonl")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -109,6 +122,7 @@ class Tally:
     stale5: float = 0.0
     stale1: float = 0.0
     new5: float = 0.0
+    above: int = 0  # queries where a stale key outranks every gold key in the top 10
     n_stale: int = 0
 
     def add(self, ranked: list[set[str]], gold: list[str], stale: list[str]) -> None:
@@ -128,6 +142,7 @@ class Tally:
             self.stale5 += 1.0 if top5 & set(stale) else 0.0
             self.stale1 += 1.0 if top1 & set(stale) else 0.0
             self.new5 += 1.0 if gold_set <= top5 else 0.0
+            self.above += 1 if _stale_first(ranked[:10], gold_set, set(stale)) else 0
 
     def row(self) -> dict[str, float]:
         n = max(self.n, 1)
@@ -136,8 +151,19 @@ class Tally:
         out["MRR"] = self.mrr / n
         if self.n_stale:
             s = self.n_stale
-            out.update({"stale@1": self.stale1 / s, "stale@5": self.stale5 / s, "new@5": self.new5 / s})
+            out.update({"stale@1": self.stale1 / s, "stale@5": self.stale5 / s, "new@5": self.new5 / s,
+                        "above": self.above})
         return out
+
+
+def _stale_first(ranked: list[set[str]], gold: set[str], stale: set[str]) -> bool:
+    """Whether a stale key comes before any gold key (a gold key sharing the stale one's rank wins)."""
+    for keys in ranked:
+        if keys & gold:
+            return False
+        if keys & stale:
+            return True
+    return False
 
 
 class Project:
@@ -298,15 +324,17 @@ def print_table(report: dict[str, Any], show_misses: bool) -> None:
     print("intake outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(intake["statuses"].items())))
     print(f"{'config':16} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} | "
           + " ".join(f"{t[:10]:>10}" for t in TYPES)
-          + f" | {'new@5':>6} {'stale@5':>7} {'stale@1':>7} | {'p50 ms':>6}")
+          + f" | {'new@5':>6} {'stale@5':>7} {'stale@1':>7} {'above':>5} | {'p50 ms':>6}")
     for name, types in report["results"].items():
         a = types["all"]
         s = types.get("superseded", {})
         per_type = " ".join(f"{types.get(t, {}).get('R@5', 0):>10.3f}" for t in TYPES)
         print(f"{name:16} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f} {a['MRR']:>6.3f} | {per_type} | "
-              f"{s.get('new@5', 0):>6.3f} {s.get('stale@5', 0):>7.3f} {s.get('stale@1', 0):>7.3f} | "
+              f"{s.get('new@5', 0):>6.3f} {s.get('stale@5', 0):>7.3f} {s.get('stale@1', 0):>7.3f} "
+              f"{s.get('above', 0):>5} | "
               f"{report['latency_ms'][name]['p50']:>6.1f}")
-    print("(per-type columns are R@5; new@5/stale@5/stale@1 over superseded queries)")
+    print("(per-type columns are R@5; new@5/stale@5/stale@1 over superseded queries; above: superseded "
+          "queries whose stale memory outranks the gold one)")
     sup = report["supersession"]
     print(f"intake supersession of labeled corrections: {sup['detected']}/{sup['labeled']} detected, "
           f"{sup['missed']} missed, {sup['other']} other; {len(sup['unlabeled'])} unlabeled supersessions")
@@ -330,8 +358,10 @@ def print_table(report: dict[str, Any], show_misses: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    parser.add_argument("--set", dest="which", choices=[*SETS, "both"], default="a",
+                        help="which dataset: a (Brightbill), b (Harborline) or both (ignored with --data)")
+    parser.add_argument("--data", type=Path, default=None)
+    parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--configs", default=None,
                         help="comma-separated subset of: bm25,semantic,hybrid,full,full-<channel>")
@@ -339,10 +369,17 @@ def main() -> None:
     parser.add_argument("--misses", action="store_true",
                         help="list the misses of the full config (else the first one) and the intake events")
     args = parser.parse_args()
-    memories, queries = read_jsonl(args.data), read_jsonl(args.queries)
-    problems = check_dataset(memories, queries)
-    if problems:
-        raise SystemExit("dataset problems:\n  " + "\n  ".join(problems))
+    if args.data or args.queries:
+        pairs = {"custom": (args.data or DEFAULT_DATA, args.queries or DEFAULT_QUERIES)}
+    else:
+        pairs = {w: SETS[w] for w in (SETS if args.which == "both" else [args.which])}
+    datasets = {}
+    for name, (data, query_path) in pairs.items():
+        memories, queries = read_jsonl(data), read_jsonl(query_path)
+        problems = check_dataset(memories, queries)
+        if problems:
+            raise SystemExit(f"dataset {name} problems:\n  " + "\n  ".join(problems))
+        datasets[name] = (memories, queries)
     configs = ablation_configs()
     if args.configs:
         wanted = [w for w in args.configs.split(",") if w]
@@ -351,11 +388,15 @@ def main() -> None:
             raise SystemExit(f"unknown config(s) {unknown}; known: {list(configs)}")
         configs = {w: configs[w] for w in wanted}
     misses_for = "full" if "full" in configs else next(iter(configs))
-    report = evaluate(memories, queries, configs, args.embedder, misses_for=misses_for)
-    if args.json:
-        print(json.dumps(report))
+    reports = {name: evaluate(memories, queries, configs, args.embedder, misses_for=misses_for)
+               for name, (memories, queries) in datasets.items()}
+    if args.json:  # one set: its report, as before; both: {"a": report, "b": report}
+        print(json.dumps(next(iter(reports.values())) if len(reports) == 1 else reports))
         return
-    print_table(report, args.misses)
+    for name, report in reports.items():
+        if len(reports) > 1:
+            print(f"== set {name}")
+        print_table(report, args.misses)
 
 
 if __name__ == "__main__":

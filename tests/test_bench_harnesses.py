@@ -55,10 +55,15 @@ def _in_unit(value: float) -> bool:
     return 0.0 <= value <= 1.0
 
 
-def test_coding_dataset_labels_are_consistent(coding: ModuleType, dataset: tuple[list[dict], list[dict]]) -> None:
-    memories, queries = dataset
+@pytest.mark.parametrize(("which", "min_memories", "min_queries", "min_superseded"), [("a", 170, 70, 10),
+                                                                                     ("b", 120, 80, 15)])
+def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
+                                              min_superseded: int) -> None:
+    data, query_path = coding.SETS[which]
+    memories, queries = coding.read_jsonl(data), coding.read_jsonl(query_path)
     assert coding.check_dataset(memories, queries) == []
-    assert len(memories) >= 170 and len(queries) >= 70
+    assert len(memories) >= min_memories and len(queries) >= min_queries
+    assert sum(1 for m in memories if m["meta"].get("supersedes")) >= min_superseded
     keys = {m["key"] for m in memories}
     for q in queries:
         assert set(q["gold"]) <= keys and set(q.get("stale", [])) <= keys
@@ -83,12 +88,13 @@ def test_coding_harness_figures_are_sane(report: dict, dataset: tuple[list[dict]
         assert {t: rows[t]["n"] for t in types} == dict(types)
         for row in rows.values():
             for metric, value in row.items():
-                if metric != "n":
+                if metric not in ("n", "above"):
                     assert _in_unit(value), (name, metric, value)
             assert row["R@1"] <= row["R@5"] <= row["R@10"]
         superseded = rows["superseded"]
         assert superseded["n"] == types["superseded"]
         assert {"stale@1", "stale@5", "new@5"} <= set(superseded)
+        assert 0 <= superseded["above"] <= superseded["n"]
         # a broken id -> key mapping would score zero; plain keyword search must find most direct questions
         assert rows["direct"]["R@5"] >= 0.5
         assert rows["all"]["R@10"] > 0.3
@@ -97,6 +103,15 @@ def test_coding_harness_figures_are_sane(report: dict, dataset: tuple[list[dict]
     sup = report["supersession"]
     assert sup["labeled"] == labeled == sup["detected"] + sup["missed"] + sup["other"]
     assert report["latency_ms"]["full"]["p50"] > 0
+
+
+def test_superseded_above_gold_counts_only_a_stale_key_ranked_first(coding: ModuleType) -> None:
+    first = coding._stale_first
+    assert first([{"old"}, {"new"}], {"new"}, {"old"})
+    assert not first([{"new"}, {"old"}], {"new"}, {"old"})
+    assert not first([{"new", "old"}], {"new"}, {"old"})  # one memory answering for both: the gold one counts
+    assert first([{"x"}, {"old"}], {"new"}, {"old"})  # gold missing from the top 10, stale present
+    assert not first([{"x"}], {"new"}, {"old"})
 
 
 def test_coding_harness_cli_json(tmp_path: Path) -> None:
