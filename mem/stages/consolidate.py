@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from mem.errors import BadInput
+from mem.errors import BadInput, MemError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -142,26 +142,33 @@ def _replay(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict
     from mem.store import lifecycle as sql
 
     options = state.options
-    stats.update(indexed=0, superseded=0, relinked=0, links=0)
-    # 1. memories stored before the assertion index existed: index them, resolving conflicts in rowid order
+    stats.update(indexed=0, superseded=0, relinked=0, links=0, failed=0)
+    # 1. memories stored before the assertion index existed: index them, resolving conflicts in rowid
+    # order. The rowid cursor moves past every row read, indexed or not, so the loop ends.
+    last = 0
     while _room(options, stats):
-        rows = sql.unasserted(ctx.store, BATCH)
-        if options.scope:
-            rows = [(r, m) for r, m in rows if m.scope == options.scope]
+        rows = sql.unasserted(ctx.store, scope=options.scope, after_rowid=last, limit=BATCH)
         if not rows:
             break
+        last = rows[-1][0]
         records: list[dict[str, Any]] = []
         with _txn(ctx, options.dry_run):
             for rowid, memory in rows:
-                for old_id in supersede.check(ctx, rowid, memory):
+                try:
+                    with sql.savepoint(ctx.store):
+                        superseded = supersede.check(ctx, rowid, memory)
+                except MemError:  # the store or the configuration, not this memory: stop
+                    raise
+                except Exception as exc:  # noqa: BLE001 - one bad memory must not stop the night's work
+                    records.append(_failure("replay", exc, options, id=memory.id))
+                    continue
+                stats["indexed"] += 1
+                for old_id in superseded:
                     newer = memory.id if old_id != memory.id else ctx.store.get(memory.id).superseded_by
                     records.append({"record": "action", "phase": "replay", "action": "supersede", "id": newer,
                                     "supersedes": old_id, "dry_run": options.dry_run})
-            stats["indexed"] += len(rows)
-        stats["superseded"] += len(records)
-        yield from records
-        if options.dry_run:
-            break  # rolled back: the same rows would come again
+                    stats["superseded"] += 1
+        yield from _counted(records, stats)
     # 2. re-link what is recent
     since = sql.last_run(ctx.store, "replay")
     floor = _iso(ctx, days=-REPLAY_DAYS)
@@ -182,13 +189,31 @@ def _replay(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict
             for rowid, memory in rows:
                 if rowid not in vectors or not _room(options, {"actions": stats["actions"] + len(records)}):
                     continue
-                made = relink(ctx, rowid, memory, vectors[rowid], state.at)
+                try:
+                    with sql.savepoint(ctx.store):
+                        made = relink(ctx, rowid, memory, vectors[rowid], state.at)
+                except MemError:  # the store or the configuration, not this memory: stop
+                    raise
+                except Exception as exc:  # noqa: BLE001
+                    records.append(_failure("replay", exc, options, id=memory.id))
+                    continue
                 stats["relinked"] += 1
                 if made:
                     stats["links"] += made
                     records.append({"record": "action", "phase": "replay", "action": "link", "id": memory.id,
                                     "links": made, "dry_run": options.dry_run})
-        yield from records
+        yield from _counted(records, stats)
+
+
+def _failure(phase: str, exc: Exception, options: Options, **where: Any) -> dict[str, Any]:
+    """The record of a memory (``id``), cluster or scope a phase could not process; the phase goes on."""
+    return {"record": "action", "phase": phase, "action": "failed", **where,
+            "error": f"{type(exc).__name__}: {exc}", "dry_run": options.dry_run}
+
+
+def _counted(records: list[dict[str, Any]], stats: dict[str, Any]) -> list[dict[str, Any]]:
+    stats["failed"] = stats.get("failed", 0) + sum(1 for r in records if r["action"] == "failed")
+    return records
 
 
 def _iso(ctx: "Context", *, days: float) -> str:
@@ -203,7 +228,13 @@ def _reorganize(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[
     for scope in _scopes(ctx, state.options):
         if not _room(state.options, stats):
             break
-        record = _reorganize_scope(ctx, state, stats, scope)
+        try:
+            record = _reorganize_scope(ctx, state, stats, scope)
+        except MemError:  # the store or the configuration, not this memory: stop
+            raise
+        except Exception as exc:  # noqa: BLE001 - one scope that cannot be clustered must not stop the others
+            stats["failed"] = stats.get("failed", 0) + 1
+            record = _failure("reorganize", exc, state.options, scope=scope)
         if record is not None:
             yield record
 
@@ -342,7 +373,14 @@ def _compress(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[di
                 if not _room(options, stats):
                     break
                 members = [rowids[group[i]] for i in cluster]
-                record = _merge(ctx, state, stats, members)
+                try:
+                    record = _merge(ctx, state, stats, members)
+                except MemError:  # the store or the configuration, not this memory: stop
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the cluster stays as it is; the next one is tried
+                    stats["failed"] = stats.get("failed", 0) + 1
+                    record = _failure("compress", exc, options,
+                                      derived_from=[m.id for m in ctx.store.by_rowids(members).values()])
                 if record is not None:
                     merged = merged or not options.dry_run
                     yield record

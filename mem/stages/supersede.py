@@ -102,6 +102,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
     from mem.store import lifecycle as sql
 
     if memory.kind in NOT_ASSERTED:
+        index(ctx, rowid, memory, [])  # marked indexed with no assertions, so replay never comes back to it
         return []
     found = index(ctx, rowid, memory, found)
     if not found or memory.superseded_by:

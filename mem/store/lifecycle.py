@@ -9,6 +9,7 @@ recomputed, not authored; status changes go through ``Store.update_memory`` and 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -32,6 +33,19 @@ def _memory(row: Sequence[Any]) -> Memory:
 
 def _json(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
+
+
+@contextmanager
+def savepoint(store: "Store") -> Iterator[None]:
+    """Inside a write transaction: undo only this block's writes when it raises (one memory's work)."""
+    store.conn.execute("SAVEPOINT mem_one")
+    try:
+        yield
+    except BaseException:
+        store.conn.execute("ROLLBACK TO mem_one")
+        store.conn.execute("RELEASE mem_one")
+        raise
+    store.conn.execute("RELEASE mem_one")
 
 
 # ------------------------------------------------------------------ lifecycle rows
@@ -211,11 +225,11 @@ def conflict_candidates(store: "Store", *, scope: str, keys: Iterable[tuple[str,
     return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
-def unasserted(store: "Store", limit: int) -> list[tuple[int, Memory]]:
-    rows = store.conn.execute(
-        f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.asserted = 0 ORDER BY m.rowid LIMIT ?", (limit,)
-    ).fetchall()
-    return [(int(r[0]), _memory(r[1:])) for r in rows]
+def unasserted(store: "Store", *, scope: str | None, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
+    """Memories whose assertions are not indexed yet, in rowid order after ``after_rowid`` (a cursor, so
+    a caller that cannot index one still moves past it)."""
+    sql = f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.asserted = 0 AND m.rowid > ?"
+    return _scoped_batch(store, sql, [after_rowid], scope=scope, ids=None, limit=limit)
 
 
 # ------------------------------------------------------------------- vectors

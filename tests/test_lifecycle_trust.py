@@ -1,0 +1,167 @@
+"""The lifecycle's promises end to end (issue 12): consolidate always finishes, protected memories are
+kept, kinds and layers follow the text, confidence and surprise, cross-scope conflicts, crash safety."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import anyio
+import pytest
+
+from mem.records import KINDS
+from mem.stages.consolidate import PHASES
+from tests.conftest import jsonl, run_mem
+
+T0 = "2026-01-01T00:00:00Z"
+T1 = "2026-01-03T00:00:00Z"
+TIMEOUT = 60  # seconds: a consolidate of a few dozen memories takes well under one
+
+DIALOGUE = [
+    "Caroline: I went to the LGBTQ support group yesterday and it was powerful.",
+    "Melanie: That's wonderful, Caroline! What did you talk about there?",
+    "Caroline: Mostly about transition stories and how the community helped me.",
+]
+LABELLED = [
+    "Note: the VPN is required to reach staging.",
+    "FYI: the staging database is refreshed from production every Sunday night.",
+    "Reminder: rotate the signing keys before the March release.",
+    "Important: never force-push to main.",
+    "Decision: use gRPC between the billing and ledger services.",
+]
+
+
+def db() -> sqlite3.Connection:
+    return sqlite3.connect(os.environ["MEM_DB"])
+
+
+def add(*records: dict, now: str = T0, extra: tuple[str, ...] = ()) -> list[dict]:
+    result = run_mem("add", "--keep-near", "-", "--now", now, *extra, input=jsonl(*records))
+    assert result.code == 0, result.stderr
+    return result.records
+
+
+def build_every_kind() -> dict[str, str]:
+    """A small database with every kind, dialogue turns, labelled notes, a superseded, an archived and a
+    pinned memory, all stored as if before the assertion index existed (so replay has to index them)."""
+    records = [{"text": f"A {kind} memory about the deploy pipeline number {i}.", "kind": kind, "created_at": T0}
+               for i, kind in enumerate(KINDS)]
+    records += [{"text": t, "created_at": T0, "meta": {"session": "s1"}} for t in DIALOGUE]
+    records += [{"text": t, "created_at": T0} for t in LABELLED]
+    records += [{"text": "The API gateway listens on port 8080.", "created_at": T0},
+                {"text": "The API gateway listens on port 9090.", "created_at": "2026-01-02T00:00:00Z"},
+                {"text": "The pinned runbook lives in ops/runbook.md.", "pinned": True, "created_at": T0},
+                {"text": "An old experiment with a Redis sidecar that nobody uses.", "created_at": T0}]
+    out = add(*records)
+    assert {o["status"] for o in out} <= {"added", "superseded"}, out
+    ids = {r["text"]: o["id"] for r, o in zip(records, out)}
+    gone = run_mem("forget", ids["An old experiment with a Redis sidecar that nobody uses."])
+    assert gone.code == 0, gone.stderr
+    with db() as conn:
+        conn.execute("UPDATE memories SET asserted = 0")
+        conn.execute("DELETE FROM assertions")
+    return ids
+
+
+def consolidate(*args: str, now: str = T1) -> list[dict]:
+    result = run_mem("consolidate", "--now", now, *args, timeout=TIMEOUT)
+    assert result.code == 0, result.stderr
+    return result.records
+
+
+# ------------------------------------------------------------------ 1. consolidate always finishes
+def test_every_phase_finishes_twice_on_every_kind_of_memory() -> None:
+    ids = build_every_kind()
+    for phase in PHASES:
+        for _ in range(2):
+            summary = consolidate("--phase", phase)[-1]
+            assert summary["record"] == "summary" and list(summary["phases"]) == [phase]
+            assert summary["phases"][phase].get("failed", 0) == 0, summary
+    with db() as conn:  # replay indexed every memory, episodes included (they assert nothing)
+        assert conn.execute("SELECT COUNT(*) FROM memories WHERE asserted = 0").fetchone()[0] == 0
+    older = run_mem("get", ids["The API gateway listens on port 8080."]).records[0]
+    assert older["superseded_by"] == ids["The API gateway listens on port 9090."]
+    consolidate()
+    assert consolidate()[-1]["actions"] == 0  # settled: a second full run finds nothing to do
+
+
+def test_limit_one_and_scope_filter_still_reach_every_unindexed_memory() -> None:
+    add(*[{"text": t, "created_at": T0, "scope": "chat"} for t in DIALOGUE])
+    add({"text": "The API gateway listens on port 8080.", "created_at": T0, "scope": "infra"},
+        {"text": "The API gateway listens on port 9090.", "created_at": T1, "scope": "infra"})
+    with db() as conn:
+        conn.execute("UPDATE memories SET asserted = 0")
+    summary = consolidate("--phase", "replay", "--scope", "infra")[-1]
+    assert summary["phases"]["replay"]["indexed"] == 2
+    with db() as conn:
+        left = conn.execute("SELECT scope, COUNT(*) FROM memories WHERE asserted = 0 GROUP BY scope").fetchall()
+    assert left == [("chat", 3)]
+    assert consolidate("--phase", "replay", "--limit", "1")[-1]["phases"]["replay"]["indexed"] == 3
+    assert consolidate("--phase", "replay", "--limit", "1")[-1]["phases"]["replay"]["indexed"] == 0
+
+
+def test_a_memory_a_phase_cannot_process_is_reported_and_the_rest_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection in process: the assertion extractor raises on one memory's text (a bug, a text
+    nobody foresaw); replay records that memory as failed, indexes the others, and the run ends ok."""
+    import mem.enrich.assertions as assertions
+    from mem.cli.common import open_context
+    from mem.stages import consolidate as stage
+
+    add({"text": "The cache is Redis 7 on host cache-1.", "created_at": T0},
+        {"text": "The queue is RabbitMQ on host mq-1.", "created_at": T0},
+        {"text": "The search cluster runs OpenSearch 2.", "created_at": T0})
+    with db() as conn:
+        conn.execute("UPDATE memories SET asserted = 0")
+    real = assertions.extract_assertions
+
+    def extract(text: str, *args, **kwargs):
+        if "RabbitMQ" in text:
+            raise RecursionError("the extractor cannot read this text")
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(assertions, "extract_assertions", extract)
+    with open_context(None, now=T1) as ctx:
+        records = list(stage.run(ctx, stage.Options(phases=["replay"])))
+    failed = [r for r in records if r.get("action") == "failed"]
+    assert len(failed) == 1 and "RecursionError" in failed[0]["error"]
+    summary = records[-1]
+    assert summary["phases"]["replay"]["failed"] == 1 and summary["phases"]["replay"]["indexed"] == 2
+    with db() as conn:
+        assert conn.execute("SELECT COUNT(*) FROM memories WHERE asserted = 0").fetchone()[0] == 1
+        assert conn.execute("SELECT status FROM consolidation_runs ORDER BY id DESC").fetchone()[0] == "ok"
+    monkeypatch.setattr(assertions, "extract_assertions", real)
+    with open_context(None, now=T1) as ctx:  # the next run indexes it
+        assert list(stage.run(ctx, stage.Options(phases=["replay"])))[-1]["phases"]["replay"]["indexed"] == 1
+
+
+# ---------------------------------------------------------------------------------------- MCP
+def test_mcp_consolidate_then_stats_on_the_same_server() -> None:
+    from tests.test_mcp import stdio_client
+
+    async def main() -> None:
+        async with stdio_client() as client:
+            added = await client.call_tool("add", {"memories": [*LABELLED, *DIALOGUE]})
+            assert not added.is_error
+            with anyio.fail_after(TIMEOUT):
+                run = await client.call_tool("consolidate", {})
+            assert not run.is_error and set(run.structured_content["summary"]["phases"]) == set(PHASES)
+            with anyio.fail_after(TIMEOUT):
+                stats = await client.call_tool("stats", {})
+            assert not stats.is_error and stats.structured_content
+
+    anyio.run(main)
+
+
+@pytest.mark.parametrize("cycle", ["full", "replay"])
+def test_mcp_sleep_consolidation_finishes(cycle: str) -> None:
+    from tests.test_mcp import stdio_client
+
+    async def main() -> None:
+        async with stdio_client("--profile", "memory-v3") as client:
+            for line in DIALOGUE:
+                await client.call_tool("add_memory", {"content": line})
+            with anyio.fail_after(TIMEOUT):
+                slept = await client.call_tool("sleep_consolidation", {"cycle_type": cycle})
+            assert not slept.is_error, slept
+
+    anyio.run(main)
