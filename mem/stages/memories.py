@@ -82,16 +82,21 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
 
 
 def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> list[dict[str, Any]]:
-    """Archive (recoverable) or, with ``purge``, delete for good: the row, its vector, edges and entity links."""
+    """Archive (recoverable) or, with ``purge``, delete for good: the row, its vector, edges, entity links and
+    changelog payloads, with the bytes overwritten in the file and the WAL (``mem.store.purge``)."""
     ids = resolve(ctx, prefixes)
     at = ctx.now_iso()
-    out = []
+    if purge:
+        from mem.store.purge import optimize_fts, scrub_wal, secure_deletes
+
+        with secure_deletes(ctx.store):
+            with ctx.store.write():
+                for memory_id in ids:
+                    ctx.store.delete_memory(memory_id, at=at)
+                optimize_fts(ctx.store)
+            scrub_wal(ctx.store)
+        return [{"record": "outcome", "id": memory_id, "status": "purged"} for memory_id in ids]
     with ctx.store.write():
         for memory_id in ids:
-            if purge:
-                ctx.store.delete_memory(memory_id, at=at)
-                out.append({"record": "outcome", "id": memory_id, "status": "purged"})
-            else:
-                ctx.store.update_memory(memory_id, {"status": "archived", "updated_at": at}, at=at, op="archive")
-                out.append({"record": "outcome", "id": memory_id, "status": "archived"})
-    return out
+            ctx.store.update_memory(memory_id, {"status": "archived", "updated_at": at}, at=at, op="archive")
+    return [{"record": "outcome", "id": memory_id, "status": "archived"} for memory_id in ids]

@@ -333,11 +333,11 @@ class Store:
             yield [int(r[0]) for r in rows], [r[1] for r in rows], block
 
     def delete_memory(self, memory_id: str, *, at: str) -> None:
-        rowid = self.rowid_of(memory_id)
+        """Inside a write txn opened under ``purge.secure_deletes``: the memory and every copy of its text go."""
+        from mem.store import purge
+
         self._bump_vectors_epoch()
-        self.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
-        self.conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
-        self.log(at, "purge", memory_id, None, {})
+        purge.purge_memory(self, memory_id, at=at)
 
     def bump_access(self, rowids: Sequence[int], at: str) -> None:
         """Best effort: count a retrieval. Never waits long and never raises (a search must not fail on it)."""

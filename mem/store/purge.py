@@ -1,0 +1,80 @@
+"""``forget --purge``: a memory's bytes leave the database file and its WAL, not only its rows.
+
+A plain DELETE leaves the deleted cells on their pages, FTS5 keeps the terms in its own index
+segments until they are merged, and the WAL keeps every frame written since the last checkpoint.
+So a purge
+
+1. runs with ``PRAGMA secure_delete = ON`` (deleted cells and freed pages are overwritten with zeros);
+2. turns on FTS5's persistent ``secure-delete`` option, which removes a deleted row's entries from the
+   index segments at once; the first time, an ``optimize`` also rewrites the index without every
+   entry deleted before the option was on (an older text of this memory among them);
+3. deletes the int8 vector from the vec0 table (sqlite-vec 0.1.9 zeroes its slot in the chunk, and a
+   test checks the chunk);
+4. deletes the row (FTS entries, vectors, edges, entity links and assertions follow through triggers
+   and foreign keys), entities no other memory mentions, and every changelog payload of the memory,
+   keeping one tombstone: the id and the time;
+5. after the commit, checkpoints the WAL into the file and truncates it (``scrub_wal``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mem.store import Store
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_TRIES = 5  # a reader in another process can hold the WAL back; retry briefly, then say so
+
+
+@contextmanager
+def secure_deletes(store: "Store") -> Iterator[None]:
+    """Deleted content is overwritten with zeros on this connection for the duration."""
+    previous = int(store.conn.execute("PRAGMA secure_delete").fetchone()[0])
+    store.conn.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        store.conn.execute(f"PRAGMA secure_delete = {previous}")
+
+
+def purge_memory(store: "Store", memory_id: str, *, at: str) -> None:
+    """Inside a write txn opened under ``secure_deletes``: delete one memory and every copy of its text."""
+    rowid = store.rowid_of(memory_id)
+    if store._has_table("memory_vec"):
+        store.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
+    entity_ids = [r[0] for r in store.conn.execute(
+        "SELECT entity_id FROM memory_entities WHERE memory_rowid = ?", (rowid,))]
+    store.conn.execute("UPDATE communities SET label = NULL WHERE id IN "
+                       "(SELECT community_id FROM community_members WHERE memory_rowid = ?)", (rowid,))
+    store.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+    store.conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
+    for entity_id in entity_ids:
+        store.conn.execute("DELETE FROM entities WHERE id = ? AND NOT EXISTS "
+                           "(SELECT 1 FROM memory_entities WHERE entity_id = ?)", (entity_id, entity_id))
+        store.conn.execute("UPDATE entities SET mention_count = (SELECT COUNT(*) FROM memory_entities "
+                           "WHERE entity_id = ?) WHERE id = ?", (entity_id, entity_id))
+    store.conn.execute("DELETE FROM changelog WHERE memory_id = ?", (memory_id,))
+    store.conn.execute("INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, 'purge', ?, NULL, '{}')",
+                       (at, memory_id))
+
+
+def optimize_fts(store: "Store") -> None:
+    """Inside the purge's write txn, after the deletes: rewrite the FTS index as one segment."""
+    store.conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
+
+
+def scrub_wal(store: "Store") -> bool:
+    """After the purge commits: copy the WAL into the file and truncate it; False when a reader held it back."""
+    for attempt in range(CHECKPOINT_TRIES):
+        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return True
+        time.sleep(0.05 * 2**attempt)
+    log.warning("another process is reading %s: its WAL is truncated at the next checkpoint", store.path)
+    return False

@@ -1,0 +1,51 @@
+"""``forget --purge``: the text is gone from the database file and its WAL, not only from the rows."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from mem.store import Store
+
+TOKEN = "Zqxvorblatt"  # unique: in no other memory, so any copy left on disk is the purged one's
+OLD_TOKEN = "Kwyjiboquux"  # the memory's text before an update: the changelog and FTS held it too
+
+
+def _raw_bytes(db: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in (db, Path(f"{db}-wal")) if p.exists())
+
+
+def test_purge_leaves_no_copy_in_the_file_or_wal(mem, tmp_path: Path):
+    db = Path(os.environ["MEM_DB"])
+    neighbours = "".join(json.dumps({"text": f"Neighbour memory {i} about the deploy pipeline and service {i * 13}"}) + "\n"
+                         for i in range(30))  # on the same pages as the purged memory
+    assert mem("add", "-", input=neighbours).code == 0
+    record = {"text": f"The {OLD_TOKEN} service reads its config from the vault", "tags": [f"{TOKEN.lower()}tag"],
+              "meta": {"note": f"{TOKEN} meta"}, "source": f"notes/{TOKEN}.md", "author": f"{TOKEN}-bot"}
+    added = mem("add", "-", input=json.dumps(record) + "\n").records[0]
+    memory_id = added["id"]
+    assert mem("update", memory_id, "--text", f"The {TOKEN} service reads its config from the vault").code == 0
+    assert mem("graph", "link", memory_id, mem("search", "Neighbour memory 3").records[0]["id"]).code == 0
+    assert TOKEN.encode() in _raw_bytes(db) and OLD_TOKEN.encode() in _raw_bytes(db)
+
+    with Store.open(db) as idle_reader:  # another process with the database open (an MCP server) does not stop it
+        idle_reader.counts()
+        result = mem("forget", "--purge", memory_id)
+        assert result.code == 0 and result.records[0]["status"] == "purged"
+
+    raw = _raw_bytes(db)
+    for token in (TOKEN, OLD_TOKEN, TOKEN.lower()):
+        assert token.encode() not in raw, f"{token} still on disk"
+    assert memory_id.encode() in raw  # the tombstone
+    with Store.open(db) as store:
+        rows = store.conn.execute("SELECT op, author, payload FROM changelog WHERE memory_id = ?", (memory_id,)).fetchall()
+        assert rows == [("purge", None, "{}")]
+        vocab = store.conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, memory_fts, 'row')")
+        assert vocab is not None
+        terms = {r[0] for r in store.conn.execute("SELECT term FROM temp.v")}
+        assert TOKEN.lower() not in terms and "neighbour" in terms
+        assert store.conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == 30
+    # what is left still works: search finds the neighbours, and the purged id is unknown
+    assert mem("search", "deploy pipeline").records
+    assert mem("get", memory_id).code == 3
