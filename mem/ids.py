@@ -1,4 +1,13 @@
-"""UUIDv7 identifiers: time-sortable, globally unique, so export/import never collide."""
+"""UUIDv7 identifiers: time-sortable, globally unique, so export/import never collide.
+
+People type *handles*: the shortest prefix (at least ``HANDLE_MIN`` characters) of an id's last
+group, its 12 random hex digits, that names one memory in the database. The head of a UUIDv7 is
+its timestamp, shared by every memory added in the same stretch, so a head prefix needs ~19
+characters; the random tail needs 4 in a database of hundreds and 5-6 in one of a million. A
+handle is a function of the id and the database's other ids, so it survives export/import, and it
+grows by one character only when a new memory shares its prefix (the old, shorter form then
+reports ambiguity listing both, never picks one). Whole-id prefixes still work, like git's.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +37,26 @@ def uuid7(unix_ms: int | None = None) -> str:
     rand = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand
     return str(uuid.UUID(int=value))
+
+
+HANDLE_MIN = 4
+TAIL_LENGTH = 12
+_HEX = frozenset("0123456789abcdef")
+
+
+def could_be_handle(text: str) -> bool:
+    """True when ``text`` could be a handle: 1-12 hex digits (no dash: the tail has none)."""
+    return 0 < len(text) <= TAIL_LENGTH and set(text.lower()) <= _HEX
+
+
+def common_prefix(a: str, b: str) -> int:
+    """How many leading characters ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def looks_like_prefix(text: str) -> bool:

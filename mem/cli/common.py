@@ -102,8 +102,11 @@ def use_table(fmt: str | None, json_flag: bool) -> bool:
     return fmt == "table"
 
 
-def emit(records: Iterable[Any], *, table: bool, columns: tuple[str, ...] = ()) -> int:
-    """Write records to stdout: JSON Lines, or a Rich table for people on a terminal."""
+def emit(records: Iterable[Any], *, table: bool, columns: tuple[str, ...] = (), ctx: Any = None) -> int:
+    """Write records to stdout: JSON Lines, or a Rich table for people on a terminal.
+
+    With the open ``ctx``, a table shows each id as its handle and times relative to ``ctx``'s clock.
+    """
     if not table:
         from mem.jsonl import write_records
 
@@ -111,19 +114,24 @@ def emit(records: Iterable[Any], *, table: bool, columns: tuple[str, ...] = ()) 
     rows = [r.to_record() if hasattr(r, "to_record") else r for r in records]
     from mem.cli.tables import render
 
-    render(rows, columns)
+    render(rows, columns, **_table_context(ctx))
     return len(rows)
 
 
-def emit_one(record: dict[str, Any], *, table: bool) -> None:
-    """One summary record (stats, an entity): pretty-printed for people, one JSON line otherwise."""
+def emit_one(record: dict[str, Any], *, table: bool, ctx: Any = None) -> None:
+    """One summary record (stats, an entity): tables of its fields for people, one JSON line otherwise."""
     if not table:
         emit([record], table=False)
         return
-    from rich.console import Console
-    from rich.pretty import Pretty
+    from mem.cli.tables import render_report
 
-    Console().print(Pretty(record))
+    render_report(record, **_table_context(ctx))
+
+
+def _table_context(ctx: Any) -> dict[str, Any]:
+    if ctx is None:
+        return {}
+    return {"handles": ctx.store.handles, "now": ctx.settings.now()}
 
 
 def input_stream(path: str) -> BinaryIO:

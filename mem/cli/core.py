@@ -77,10 +77,13 @@ def add(
     else:
         records = [(None, {"text": " ".join(inputs)})]
     options = add_stage.AddOptions(redact=redact, keep_near=keep_near, defaults=defaults, extract=extract)
+    table = use_table(fmt, json)
     with open_context(db, scope=scope if scope != "*" else None, embedder=embedder, now=now) as ctx:
         outcomes = list(add_stage.run(ctx, records, options))
-    emit(outcomes, table=use_table(fmt, json))
-    if not from_file and outcomes and outcomes[0].status == "rejected":
+        rejected = not from_file and outcomes and outcomes[0].status == "rejected"
+        if not (rejected and table):  # a person gets just the error; a pipeline still gets its record
+            emit(outcomes, table=table, ctx=ctx)
+    if rejected:
         raise BadInput(f"not stored: {outcomes[0].reason}")
 
 
@@ -109,9 +112,9 @@ def search(
         if query == "-":
             queries = list(_read_queries(base))
             hits = search_stage.run_many(ctx, queries)
-            emit(hits, table=use_table(fmt, json))
+            emit(hits, table=use_table(fmt, json), ctx=ctx)
         else:
-            emit(search_stage.run(ctx, search_stage.Query(text=query, **base)), table=use_table(fmt, json))
+            emit(search_stage.run(ctx, search_stage.Query(text=query, **base)), table=use_table(fmt, json), ctx=ctx)
 
 
 def _read_queries(base: dict[str, Any]) -> Any:
@@ -163,7 +166,7 @@ def get(
             from mem.stages.lifecycle import explain as explain_memory
 
             found = [{**m.to_record(), "explain": explain_memory(ctx, m)} for m in found]
-        emit(found, table=use_table(fmt, json))
+        emit(found, table=use_table(fmt, json), ctx=ctx)
 
 
 @reports_errors
@@ -181,7 +184,7 @@ def list_(
     with open_context(db, scope=scope) as ctx:
         emit(memories.list_memories(ctx, scope=scope, kinds=split_csv(kind), tags=split_csv(tag),
                                     since=time_option(since, "since"), until=time_option(until, "until"),
-                                    status=status, limit=limit), table=use_table(fmt, json))
+                                    status=status, limit=limit), table=use_table(fmt, json), ctx=ctx)
 
 
 @reports_errors
@@ -203,7 +206,7 @@ def update(
     with open_context(db, embedder=embedder, now=now) as ctx:
         memory = memories.update(ctx, memory_id, text=text, kind=kind, add_tags=split_csv(tag),
                                  remove_tags=split_csv(untag), layer=layer, pinned=pin, meta=_json_object(meta, "--meta"))
-        emit([memory], table=use_table(fmt, json))
+        emit([memory], table=use_table(fmt, json), ctx=ctx)
 
 
 @reports_errors
@@ -216,7 +219,7 @@ def forget(
     from mem.stages import memories
 
     with open_context(db, now=now) as ctx:
-        emit(memories.forget(ctx, ids, purge=purge), table=use_table(fmt, json))
+        emit(memories.forget(ctx, ids, purge=purge), table=use_table(fmt, json), ctx=ctx)
 
 
 @reports_errors
@@ -224,7 +227,7 @@ def stats(db: DbOption = None, json: JsonOption = False, fmt: FormatOption = Non
     """Counts by status, scope, kind and layer; index sizes; schema and embedder."""
     with open_context(db) as ctx:
         record = {"record": "stats", "path": str(ctx.store.path), **ctx.store.counts()}
-    emit_one(record, table=use_table(fmt, json))
+        emit_one(record, table=use_table(fmt, json), ctx=ctx)
 
 
 @reports_errors
@@ -284,7 +287,7 @@ def import_(
         for outcome in io.import_records(ctx, records, redact=redact):
             outcomes.append(outcome)
             advance(1)
-    emit(outcomes, table=use_table(fmt, json))
+        emit(outcomes, table=use_table(fmt, json), ctx=ctx)
     if not quiet:
         from collections import Counter
 
@@ -306,7 +309,7 @@ def reindex(
         name = embedder or ctx.settings.embedder or ctx.store.embedder_name() or DEFAULT_EMBEDDER
         with progress(f"reindex with {name}", None, quiet=quiet):
             result = io.reindex(ctx, name)
-        emit([result], table=use_table(fmt, json))
+        emit([result], table=use_table(fmt, json), ctx=ctx)
 
 
 def register(app: typer.Typer) -> None:

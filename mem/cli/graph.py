@@ -43,9 +43,9 @@ def _edge_columns(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _show(rows: list[dict[str, Any]], fmt: str | None, json: bool, columns: tuple[str, ...]) -> None:
+def _show(rows: list[dict[str, Any]], fmt: str | None, json: bool, columns: tuple[str, ...], ctx: Any) -> None:
     table = use_table(fmt, json)
-    emit(_edge_columns(rows) if table else rows, table=table, columns=columns)
+    emit(_edge_columns(rows) if table else rows, table=table, columns=columns, ctx=ctx)
 
 
 @graph_app.command()
@@ -65,7 +65,7 @@ def neighbors(
 
     with open_context(db) as ctx:
         rows = graph.neighbors(ctx, memory_id, layers=split_csv(layer), depth=depth, scope=scope or "*", limit=limit)
-    _show(rows, fmt, json, ("depth", "id", "via", "text"))
+        _show(rows, fmt, json, ("depth", "id", "via", "text"), ctx)
 
 
 @graph_app.command()
@@ -81,7 +81,7 @@ def path(
 
     with open_context(db) as ctx:
         rows = graph.path(ctx, a, b, layers=split_csv(layer), scope=scope or "*")
-    _show(rows, fmt, json, ("step", "id", "via", "text"))
+        _show(rows, fmt, json, ("step", "id", "via", "text"), ctx)
 
 
 @graph_app.command()
@@ -95,7 +95,7 @@ def entities(
 
     with open_context(db, scope=scope) as ctx:
         rows = graph.entities(ctx, top=top, scope=scope)
-    _show(rows, fmt, json, ("key", "name", "type", "count", "aliases", "first_seen", "last_seen"))
+        _show(rows, fmt, json, ("key", "name", "type", "count", "aliases", "first_seen", "last_seen"), ctx)
 
 
 @graph_app.command("entity")
@@ -109,7 +109,7 @@ def entity_(
 
     with open_context(db, scope=scope) as ctx:
         record = graph.entity(ctx, name, scope=scope)
-    emit_one(record, table=use_table(fmt, json))
+        emit_one(record, table=use_table(fmt, json), ctx=ctx)
 
 
 @graph_app.command()
@@ -127,7 +127,7 @@ def timeline(
     with open_context(db, scope=scope) as ctx:
         rows = list(graph.timeline(ctx, entity_name=entity, since=time_option(since, "since"),
                                    until=time_option(until, "until"), scope=scope, limit=limit))
-    _show(rows, fmt, json, ("at", "id", "kind", "text"))
+        _show(rows, fmt, json, ("at", "id", "kind", "text"), ctx)
 
 
 @graph_app.command()
@@ -142,7 +142,7 @@ def causes(
 
     with open_context(db) as ctx:
         rows = graph.causes(ctx, memory_id, depth=depth)
-    _show(rows, fmt, json, ("direction", "depth", "id", "via", "text"))
+        _show(rows, fmt, json, ("direction", "depth", "id", "via", "text"), ctx)
 
 
 @graph_app.command()
@@ -158,7 +158,7 @@ def communities(
 
     with open_context(db, scope=scope, now=now) as ctx:
         rows = graph.communities(ctx, scope=scope, recompute=not stored, min_size=min_size)
-    _show(rows, fmt, json, ("community", "size", "label", "method"))
+        _show(rows, fmt, json, ("community", "size", "label", "method"), ctx)
 
 
 @graph_app.command()
@@ -171,7 +171,7 @@ def stats(
 
     with open_context(db, scope=scope) as ctx:
         record = graph.stats(ctx, scope=scope)
-    emit_one(record, table=use_table(fmt, json))
+        emit_one(record, table=use_table(fmt, json), ctx=ctx)
 
 
 @graph_app.command()
@@ -188,7 +188,7 @@ def link(
 
     with open_context(db, now=now) as ctx:
         record = graph.link(ctx, a, b, kind=kind, weight=weight)
-    _show([record], fmt, json, ("status", "src", "dst", "layer", "type", "weight"))
+        _show([record], fmt, json, ("status", "src", "dst", "layer", "type", "weight"), ctx)
 
 
 @graph_app.command()
@@ -204,7 +204,7 @@ def unlink(
 
     with open_context(db, now=now) as ctx:
         rows = graph.unlink(ctx, a, b, kind=kind)
-    _show(rows, fmt, json, ("status", "src", "dst", "layer", "type", "origin"))
+        _show(rows, fmt, json, ("status", "src", "dst", "layer", "type", "origin"), ctx)
 
 
 @graph_app.command()

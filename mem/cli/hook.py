@@ -68,7 +68,7 @@ def run(
         for outcome in githook.run(ctx, repo, since=since, head_only=head, all_commits=all_commits,
                                    on_total=bar.start, advance=bar.advance):
             outcomes.append(outcome)
-    emit(outcomes, table=use_table(fmt, json))
+        emit(outcomes, table=use_table(fmt, json), ctx=ctx)
     if not quiet:
         counts = Counter(o.status for o in outcomes)
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) or "nothing to capture"

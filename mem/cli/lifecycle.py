@@ -52,7 +52,7 @@ def consolidate(
                     summary.update(record)
                 yield record
 
-        emit(records(), table=use_table(fmt, json))
+        emit(records(), table=use_table(fmt, json), ctx=ctx)
     parts = ", ".join(f"{name} {info.get('actions', 0)}" for name, info in summary.get("phases", {}).items())
     _stderr(f"consolidate{' (dry run)' if dry_run else ''}: {summary.get('actions', 0)} actions ({parts})", quiet)
 
@@ -85,7 +85,7 @@ def verify(
                     summary.update(record)
                 yield record
 
-        emit(records(), table=use_table(fmt, json))
+        emit(records(), table=use_table(fmt, json), ctx=ctx)
     _stderr(f"verify: {summary.get('checked', 0)} checked, {summary.get('verified', 0)} verified, "
             f"{summary.get('stale', 0)} stale, {summary.get('missing', 0)} missing, "
             f"{summary.get('contradictions', 0)} contradictions, {summary.get('decayed', 0)} decayed", quiet)
@@ -130,7 +130,7 @@ def archive(
         if list_:
             if ids or restore:
                 raise BadInput("--list takes no ids and no --restore")
-            emit(stage.archived(ctx, scope=scope, limit=limit or 50), table=table)
+            emit(stage.archived(ctx, scope=scope, limit=limit or 50), table=table, ctx=ctx)
             return
         targets = _piped_ids("-") if ids == ["-"] else ids
         if not targets:
@@ -140,7 +140,7 @@ def archive(
                 raise BadInput("--restore needs ids (or '-')")
             actions = list(stage.by_policy(ctx, scope=None if scope in (None, "*") else scope, dry_run=dry_run,
                                            limit=limit))
-            emit(actions, table=table)
+            emit(actions, table=table, ctx=ctx)
             archived = sum(1 for a in actions if a.get("action") == "archived")
             _stderr(f"archive: {archived} archived, {len(actions) - archived} other status changes"
                     f"{' (dry run)' if dry_run else ''}", quiet)
@@ -148,7 +148,7 @@ def archive(
         if dry_run:
             raise BadInput("--dry-run applies to archiving by policy only")
         outcomes = list(stage.restore(ctx, targets) if restore else stage.archive(ctx, targets))
-        emit(outcomes, table=table)
+        emit(outcomes, table=table, ctx=ctx)
 
 
 def register(app: typer.Typer) -> None:

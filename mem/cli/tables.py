@@ -1,47 +1,217 @@
-"""Rich tables for people at a terminal; machines get JSON Lines instead."""
+"""Rich tables for people at a terminal; machines get JSON Lines instead.
+
+A table shows handles (``mem.ids``) instead of full ids and relative times ("3 days ago")
+instead of timestamps; the JSON keeps both in full. The text column takes the room the others
+leave, so a row reads at 80 columns and at 200.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 DEFAULT_COLUMNS = {
-    "hit": ("rank", "score", "id", "kind", "text", "created_at"),
-    "memory": ("id", "kind", "layer", "status", "text", "created_at"),
+    "hit": ("rank", "id", "kind", "status", "text", "when", "why"),
+    "memory": ("id", "kind", "layer", "status", "text", "when"),
     "outcome": ("line", "status", "id", "reason"),
+    "event": ("at", "id", "kind", "text"),
+    "finding": ("finding", "id", "other", "detail", "text"),
+    "action": ("phase", "action", "id", "detail"),
 }
+# Columns whose values are memory ids: shown as handles.
+ID_COLUMNS = frozenset({"id", "src", "dst", "from", "other", "superseded_by", "existing", "memory_id"})
+TIME_COLUMNS = frozenset({"when", "at", "created_at", "event_at", "updated_at", "last_accessed_at", "first_seen",
+                          "last_seen", "since", "valid_until"})
+# Short columns never wrap; "text" (and anything long) takes what is left.
+_NARROW = frozenset({"rank", "score", "id", "kind", "layer", "status", "when", "at", "line", "depth", "step",
+                     "direction", "finding", "phase", "action", "count", "size", "check", "ms"})
+_WIDE = ("text", "reason", "detail", "why", "fix", "label", "name")
+_CHANNEL_SHORT = {"semantic": "sem", "bm25": "bm", "entity": "ent", "temporal": "time", "community": "comm"}
 
 
-def _cell(value: Any, column: str) -> str:
-    if value is None:
+def shown(value: Any) -> str:
+    """A memory string made safe for a terminal (control characters visible), when that helper exists."""
+    return _visible(str(value))
+
+
+def _visible(text: str) -> str:
+    try:
+        from mem.text import visible  # type: ignore[attr-defined]
+    except ImportError:
+        return "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in text)
+    return str(visible(text))
+
+
+def status_of(row: Mapping[str, Any]) -> str:
+    """A memory's status as a person needs it: a memory a newer one replaced reads 'superseded'."""
+    status = str(row.get("status") or "")
+    if row.get("superseded_by") and status in ("", "active", "cold"):
+        return "superseded"
+    return status
+
+
+def relative(value: Any, now: datetime) -> str:
+    """'just now', '5 minutes ago', '3 days ago', 'in 2 hours'; the date itself past a year."""
+    try:
+        at = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        return str(value)
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    seconds = (now - at).total_seconds()
+    ahead, seconds = seconds < 0, abs(seconds)
+    if seconds < 60:
+        return "just now"
+    for size, unit in ((31_536_000, "year"), (2_592_000, "month"), (604_800, "week"), (86_400, "day"),
+                       (3_600, "hour"), (60, "min")):
+        if seconds >= size:
+            if unit == "year":
+                return at.date().isoformat()
+            count = int(seconds // size)
+            if unit == "day" and count == 1:
+                return "tomorrow" if ahead else "yesterday"
+            label = f"{count} {unit}{'s' if count != 1 and unit != 'min' else ''}"
+            return f"in {label}" if ahead else f"{label} ago"
+    return "just now"
+
+
+def compact_why(why: Any) -> str:
+    """A hit's reasons in one short cell: each channel that found it and its rank there ('sem1 bm3')."""
+    if not isinstance(why, dict):
         return ""
-    if column == "id" and isinstance(value, str) and len(value) == 36:
-        return value[:13]  # the time-ordered head of a UUIDv7: enough to type back as a prefix
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    if isinstance(value, (list, dict)):
-        import orjson
-
-        return orjson.dumps(value).decode("utf-8")
-    text = str(value)
-    return text if len(text) <= 120 else text[:117] + "..."
+    parts = [f"{_CHANNEL_SHORT.get(name, name)}{info['rank']}" for name, info in why.items()
+             if isinstance(info, dict) and "rank" in info]
+    return " ".join(parts)
 
 
-def render(rows: Sequence[dict[str, Any]], columns: Sequence[str] = ()) -> None:
+class Cells:
+    """Turns one row's values into display strings: handles, relative times, compact reasons."""
+
+    def __init__(self, handles: Mapping[str, str], now: datetime) -> None:
+        self.handles = handles
+        self.now = now
+
+    def __call__(self, row: Mapping[str, Any], column: str) -> str:
+        if column == "status":
+            return status_of(row)
+        if column == "when":
+            value = row.get("event_at") or row.get("created_at")
+        else:
+            value = row.get(column)
+        if value is None:
+            return ""
+        if column == "why":
+            return compact_why(value)
+        if column in ID_COLUMNS and isinstance(value, str) and len(value) == 36:
+            return self.handles.get(value, value)
+        if column in TIME_COLUMNS and isinstance(value, str) and len(value) >= 10 and value[4:5] == "-":
+            return relative(value, self.now)
+        if isinstance(value, float):
+            return f"{value:.3f}"
+        if isinstance(value, (list, dict)):
+            import orjson
+
+            return shown(orjson.dumps(value).decode("utf-8"))
+        return shown(value)
+
+
+def _ids_in(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [v for r in rows for c in ID_COLUMNS if isinstance(v := r.get(c), str) and len(v) == 36]
+
+
+def render(rows: Sequence[dict[str, Any]], columns: Sequence[str] = (), *,
+           handles: Callable[[list[str]], Mapping[str, str]] | None = None, now: datetime | None = None) -> None:
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text  # plain Text: user content must never be read as markup
 
     console = Console()
+    rows = [r for r in rows if r.get("record") != "summary"]  # summaries go to stderr as one line
     if not rows:
         console.print("[dim](nothing)[/dim]")
         return
     kind = rows[0].get("record", "")
     cols = list(columns or DEFAULT_COLUMNS.get(kind, ()) or rows[0].keys())
-    cols = [c for c in cols if any(c in r for r in rows)] or list(rows[0].keys())
-    table = Table(show_lines=False, header_style="bold")
+    derived = {"when": ("created_at", "event_at"), "status": ("status",), "why": ("why",)}
+    cols = [c for c in cols if any(k in r for r in rows for k in derived.get(c, (c,)))] or list(rows[0].keys())
+    cols = _fit(cols, rows, console.width)
+    cell = Cells(handles(_ids_in(rows)) if handles else {}, now or datetime.now(timezone.utc))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False)
     for col in cols:
-        table.add_column(col, overflow="fold", no_wrap=col in ("id", "rank", "score", "status"))
+        if col in _WIDE:
+            table.add_column(col, overflow="fold", ratio=1, min_width=20 if col == "text" else 8)
+        else:
+            table.add_column(col, no_wrap=col in _NARROW, overflow="ellipsis" if col in _NARROW else "fold")
     for row in rows:
-        table.add_row(*(Text(_cell(row.get(c), c)) for c in cols))
+        table.add_row(*(Text(_clip(cell(row, c), c)) for c in cols))
     console.print(table)
+
+
+def _fit(cols: list[str], rows: Sequence[Mapping[str, Any]], width: int) -> list[str]:
+    """On a narrow terminal, leave out what says least, so the text keeps a readable width: the layer,
+    the score, and a status column that would only repeat 'active'."""
+    if width >= 120:
+        return cols
+    dropped = {"layer", "score"}
+    if all(status_of(r) in ("active", "") for r in rows):
+        dropped.add("status")
+    return [c for c in cols if c not in dropped] or cols
+
+
+def _clip(text: str, column: str) -> str:
+    limit = 400 if column == "text" else 120
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def render_report(record: Mapping[str, Any], *, handles: Callable[[list[str]], Mapping[str, str]] | None = None,
+                  now: datetime | None = None) -> None:
+    """One summary record (stats, an entity, one memory) as tables: its scalars as 'field | value' rows,
+    each breakdown (a dict of counts) as its own two-column table, each list of records as a table."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    cell = Cells(handles(_ids_in([record])) if handles else {}, now or datetime.now(timezone.utc))
+    scalars = Table(show_header=False, box=None, pad_edge=False)
+    scalars.add_column("field", style="bold", no_wrap=True)
+    scalars.add_column("value", overflow="fold")
+    later: list[tuple[str, Any]] = []
+    for key, value in record.items():
+        if key == "record":
+            continue
+        if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+            later.append((key, value))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            later.append((key, value))
+        else:
+            scalars.add_row(key, Text(cell(record, key) if key in ID_COLUMNS | TIME_COLUMNS else _plain(value)))
+    console.print(scalars)
+    counts = [(k, v) for k, v in later if isinstance(v, dict)]
+    if counts:  # every breakdown in one table, its label on the group's first row
+        table = Table(header_style="bold")
+        table.add_column("breakdown", no_wrap=True)
+        table.add_column("value", overflow="fold")
+        table.add_column("count", justify="right", no_wrap=True)
+        for key, breakdown in counts:
+            for i, (name, count) in enumerate(breakdown.items()):
+                table.add_row(key.replace("_", " ") if i == 0 else "", Text(shown(name)), Text(_plain(count)))
+        console.print(table)
+    for key, value in later:
+        if isinstance(value, list):
+            console.print(Text(key.replace("_", " "), style="bold"))
+            render(value, handles=handles, now=now)
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, (list, dict)):
+        import orjson
+
+        return shown(orjson.dumps(value).decode("utf-8"))
+    return shown(value)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
+from mem import ids
 from mem.errors import Ambiguous, BadInput, NotFound, StoreError
 from mem.records import MEMORY_FIELDS, Memory
 from mem.store.migrations import LATEST, MIGRATIONS
@@ -25,6 +26,8 @@ _STORED_AS: dict[str, Any] = {"tags": lambda v: _json(v), "meta": lambda v: _jso
 _INSERT_MEMORY = f"INSERT INTO memories({', '.join(MEMORY_FIELDS)}) VALUES ({', '.join('?' for _ in MEMORY_FIELDS)})"
 BUSY_TIMEOUT_MS = 5000
 WRITE_RETRIES = 8
+# A handle is a prefix of the last 12 hex digits of the UUIDv7 (random; the head is a timestamp).
+_TAIL = "substr(id, 25)"
 _COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
 # Columns a caller may change with Store.update; everything else is derived or immutable.
 UPDATABLE = frozenset(
@@ -362,23 +365,75 @@ class Store:
             raise NotFound(f"no memory {memory_id}", id=memory_id)
         return int(row[0])
 
-    def resolve_id(self, prefix: str) -> str:
-        """The full id for ``prefix`` (4+ characters, like git); NotFound or Ambiguous otherwise."""
-        prefix = prefix.strip().lower()
-        if len(prefix) < 4:
-            raise BadInput(f"id prefix {prefix!r} is too short: give at least 4 characters", id=prefix)
-        rows = self.conn.execute(
-            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT 6", (prefix, prefix + "\uffff")
-        ).fetchall()
+    def resolve_id(self, typed: str) -> str:
+        """The full id for a handle (a prefix of the id's random tail, as tables show) or a prefix of the
+        whole id (4+ characters, like git). NotFound or Ambiguous otherwise; see ``mem.ids``."""
+        typed = typed.strip().lower()
+        if len(typed) == 36:
+            return self._resolve_prefix(typed)
+        if len(typed) < ids.HANDLE_MIN:
+            raise BadInput(f"id {typed!r} is too short: give at least {ids.HANDLE_MIN} characters", id=typed)
+        by_tail = self._tail_matches(typed, 6) if ids.could_be_handle(typed) else []
+        if not by_tail:
+            return self._resolve_prefix(typed)
+        if len(by_tail) > 1:
+            raise self._ambiguous(typed, by_tail)
+        if self._names_another(typed, by_tail[0]):  # a handle of one memory and the id prefix of another
+            raise self._ambiguous(typed, [by_tail[0], self._head_matches(typed, 1)[0]])
+        return by_tail[0]
+
+    def _tail_matches(self, typed: str, limit: int) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            f"SELECT id FROM memories WHERE {_TAIL} >= ? AND {_TAIL} < ? ORDER BY {_TAIL} LIMIT ?",
+            (typed, typed + "\uffff", limit))]
+
+    def _head_matches(self, typed: str, limit: int) -> list[str]:
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?", (typed, typed + "\uffff", limit))]
+
+    def _names_another(self, typed: str, memory_id: str) -> bool:
+        heads = self._head_matches(typed, 2)
+        return len(heads) == 1 and heads[0] != memory_id
+
+    def _resolve_prefix(self, typed: str) -> str:
+        rows = self._head_matches(typed, 6)
         if not rows:
-            raise NotFound(f"no memory {prefix}", id=prefix)
+            raise NotFound(f"no memory {typed}", id=typed)
         if len(rows) > 1:
-            candidates = [r[0] for r in rows[:5]]
-            raise Ambiguous(
-                f"id prefix {prefix} is ambiguous: {', '.join(candidates)}{' ...' if len(rows) > 5 else ''}",
-                id=prefix, candidates=candidates,
-            )
-        return str(rows[0][0])
+            raise self._ambiguous(typed, rows)
+        return rows[0]
+
+    def _ambiguous(self, typed: str, matches: list[str]) -> Ambiguous:
+        candidates = matches[:5]
+        shown = self.handles(candidates)
+        return Ambiguous(
+            f"id {typed} is ambiguous: {', '.join(shown[c] for c in candidates)}{' ...' if len(matches) > 5 else ''}",
+            id=typed, candidates=candidates,
+        )
+
+    def handles(self, memory_ids: Iterable[str]) -> dict[str, str]:
+        """Each id's handle: the shortest prefix (4+ characters) of its random tail that names it alone in
+        this database, by tail and by whole-id prefix (see ``resolve_id``). Two index probes per id."""
+        out: dict[str, str] = {}
+        for memory_id in dict.fromkeys(memory_ids):
+            if not isinstance(memory_id, str) or len(memory_id) != 36:
+                continue
+            tail = memory_id[24:]
+            before = self.conn.execute(
+                f"SELECT {_TAIL} FROM memories WHERE {_TAIL} <= ? AND id != ? ORDER BY {_TAIL} DESC LIMIT 1",
+                (tail, memory_id)).fetchone()
+            after = self.conn.execute(
+                f"SELECT {_TAIL} FROM memories WHERE {_TAIL} >= ? AND id != ? ORDER BY {_TAIL} LIMIT 1",
+                (tail, memory_id)).fetchone()
+            shared = max(ids.common_prefix(tail, row[0]) for row in (before, after, ("",)) if row)
+            if shared >= len(tail):  # another memory has the same tail (crafted or imported ids): no handle
+                out[memory_id] = memory_id
+                continue
+            length = max(ids.HANDLE_MIN, shared + 1)
+            while length < len(tail) and self._names_another(tail[:length], memory_id):
+                length += 1  # the unique id prefix of another memory as well: resolve_id would call it ambiguous
+            out[memory_id] = tail[:length]
+        return out
 
     def get(self, memory_id: str) -> Memory:
         row = self.conn.execute(f"SELECT {_COLUMNS} FROM memories m WHERE m.id = ?", (memory_id,)).fetchone()

@@ -249,6 +249,12 @@ def m005_fts_epoch(conn: Connection) -> None:
     )
 
 
+def m006_id_handles(conn: Connection) -> None:
+    """Tables show handles, prefixes of an id's random tail (``mem.ids``): an index on the tail makes
+    resolving one and finding its shortest unique length two index probes."""
+    run_script(conn, "CREATE INDEX memories_id_tail ON memories(substr(id, 25));")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
-                                                  m005_fts_epoch]
+                                                  m005_fts_epoch, m006_id_handles]
 LATEST = len(MIGRATIONS)
