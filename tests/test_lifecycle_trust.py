@@ -165,3 +165,61 @@ def test_mcp_sleep_consolidation_finishes(cycle: str) -> None:
             assert not slept.is_error, slept
 
     anyio.run(main)
+
+
+# ------------------------------------------------------------------ 2. protected memories are kept
+EIGHT_MONTHS = "2026-09-01T00:00:00Z"
+
+
+def protected_and_plain() -> tuple[set[str], set[str]]:
+    """Memories policy must keep (each protected tag at layer 3 and 4, a layer-3 correction and
+    commitment, pinned, layers 1-2) and plain layer-3/4 ones it may archive; their ids."""
+    from mem.lifecycle.policy import PROTECTED_TAGS
+
+    keep = [{"text": f"Kept because of its {tag} tag at layer {layer}: item {i}.", "tags": [tag], "layer": layer}
+            for i, tag in enumerate(sorted(PROTECTED_TAGS)) for layer in (3, 4)]
+    keep += [{"text": "Kept: Alice owns the payments runbook.", "tags": ["person:alice"], "layer": 4},
+             {"text": "Kept: the retry limit was wrong, it is 5.", "kind": "correction", "layer": 3},
+             {"text": "Kept: I will send the audit report.", "kind": "commitment", "layer": 3},
+             {"text": "Kept: a pinned scratch note about build caches.", "pinned": True, "layer": 4},
+             {"text": "Kept: the project is a payments platform.", "layer": 1},
+             {"text": "Kept: we review every schema change.", "layer": 2}]
+    plain = [{"text": t, "layer": 3 + i % 2} for i, t in enumerate((
+        "Lunch on Friday was ordered from the Thai place.", "The office plant was watered by Sam.",
+        "A meetup about Rust happened downtown in spring.", "Someone left an umbrella in room four."))]
+    out = add(*keep, *plain)
+    assert [o["status"] for o in out] == ["added"] * len(out), out
+    ids = [o["id"] for o in out]
+    return set(ids[: len(keep)]), set(ids[len(keep):])
+
+
+def test_policy_archival_never_touches_protected_pinned_or_layers_1_2() -> None:
+    keep, plain = protected_and_plain()
+    dry = run_mem("archive", "--dry-run", "--now", EIGHT_MONTHS)
+    assert dry.code == 0, dry.stderr
+    archived = {r["id"] for r in dry.records if r.get("action") == "archived"}
+    assert archived == plain  # the plain ones do go: the rule is live, not switched off
+    run = consolidate(now=EIGHT_MONTHS)
+    archived = {r["id"] for r in run if r.get("action") == "archived"}
+    assert archived == plain
+    for memory_id in keep:
+        assert run_mem("get", memory_id).records[0]["status"] != "archived"
+    explained = run_mem("get", sorted(keep)[0], "--explain", "--now", EIGHT_MONTHS).records[0]
+    assert explained["explain"]["lifecycle"]["policy"]["archivable"] is False
+
+
+def test_compress_never_absorbs_protected_memories() -> None:
+    text = ("The nightly backup job runs at 02:00 on host db-backup-1 and writes snapshots of the orders "
+            "database to the backup bucket.")
+    out = add(*[{"text": text + suffix, "tags": ["decision"], "layer": 3} for suffix in (" A.", " B.", " C.")])
+    assert not [r for r in consolidate("--phase", "compress") if r.get("action") == "merge"]
+    for o in out:
+        assert run_mem("get", o["id"]).records[0]["status"] == "active"
+
+
+def test_config_cannot_make_layers_1_2_archivable(tmp_path) -> None:
+    config = tmp_path / "home/.config/mem"
+    config.mkdir(parents=True)
+    (config / "config.toml").write_text("[lifecycle.legislative]\narchivable = true\n")
+    result = run_mem("archive", "--dry-run")
+    assert result.code == 4 and "layers 1-2 are never archived" in result.stderr

@@ -7,13 +7,19 @@ the archive rule into a status. ``mem.stages.lifecycle`` feeds them rows from th
 
 from __future__ import annotations
 
-from mem.lifecycle.policy import LayerPolicy, Policy
+from mem.lifecycle.policy import NEVER_ARCHIVED_LAYERS, LayerPolicy, Policy
+
+
+def archivable(layer: LayerPolicy, *, pinned: bool, protected: bool) -> bool:
+    """May policy archive a memory of this layer at all? Never when pinned, protected or of layer 1-2."""
+    return layer.archivable and layer.layer not in NEVER_ARCHIVED_LAYERS and not pinned and not protected
 
 
 def transition(status: str, radius: float, *, layer: LayerPolicy, pinned: bool, days_unused: float,
-               importance: float, policy: Policy) -> str:
+               importance: float, policy: Policy, protected: bool = False) -> str:
     """The status a memory should have now. Archived stays archived (only ``mem archive --restore``
-    brings it back); pinned is always active; cold and active follow the radius both ways.
+    brings it back); pinned is always active; a ``protected`` memory (a protected tag) and layers 1-2
+    may go cold but are never archived; cold and active follow the radius both ways.
 
     >>> from mem.lifecycle.policy import Policy
     >>> p = Policy()
@@ -23,12 +29,16 @@ def transition(status: str, radius: float, *, layer: LayerPolicy, pinned: bool, 
     'cold'
     >>> transition("cold", 0.999, layer=p.layers[4], pinned=True, days_unused=400, importance=0.0, policy=p)
     'active'
+    >>> transition("active", 0.999, layer=p.layers[4], pinned=False, days_unused=400, importance=0.0, policy=p,
+    ...            protected=True)
+    'cold'
     """
     if status == "archived":
         return "archived"
     if pinned:
         return "active"
-    if (radius >= policy.archive_radius and layer.archivable and layer.archive_after_days is not None
+    if (radius >= policy.archive_radius and archivable(layer, pinned=pinned, protected=protected)
+            and layer.archive_after_days is not None
             and days_unused > layer.archive_after_days and importance < layer.archive_below):
         return "archived"
     return "cold" if radius >= policy.cold_radius else "active"

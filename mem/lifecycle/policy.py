@@ -15,6 +15,7 @@ never reads below its layer's floor (constitutional memories are always highly a
 is archived only when its layer is archivable, it is not pinned, its radius passed
 ``archive_radius``, it has not been used for ``archive_after_days`` and its importance is under
 ``archive_below``. ``pinned`` is orthogonal to the layer: a pinned memory never decays or archives.
+A memory with a protected tag (:data:`PROTECTED_TAGS`) is never archived either (it may go cold).
 
 Config (``$XDG_CONFIG_HOME/mem/config.toml``)::
 
@@ -35,6 +36,24 @@ from typing import Any
 from mem.errors import BadInput
 
 MOVERS = ("langevin", "decay")
+
+# The seed's protected tags: a memory carrying one is never archived by policy (nor absorbed into a
+# merge), whatever its layer, and is governed at layer 2 or above. ``person:alice`` counts as ``person``.
+PROTECTED_TAGS = frozenset({"correction", "decision", "identity", "emotional_anchor", "commitment", "exact_value",
+                            "chain_of_command", "person"})
+NEVER_ARCHIVED_LAYERS = (1, 2)  # constitutional and legislative memories are never archived by policy
+
+
+def is_protected(tags: list[str], kind: str | None = None) -> bool:
+    """True when any tag is one of :data:`PROTECTED_TAGS` (case-insensitive; ``name:value`` by its name),
+    or the kind is (a ``correction`` or ``commitment`` is protected whatever its tags).
+
+    >>> is_protected(["infra", "Decision"]), is_protected(["person:alice"]), is_protected(["decisions"], "fact")
+    (True, True, False)
+    >>> is_protected([], "commitment")
+    True
+    """
+    return kind in PROTECTED_TAGS or any(t.lower().partition(":")[0].strip() in PROTECTED_TAGS for t in tags)
 
 
 @dataclass(frozen=True)
@@ -114,6 +133,9 @@ def load_policy(config: Mapping[str, Any]) -> Policy:
             if unknown:
                 raise BadInput(f"config: unknown key(s) {', '.join(sorted(unknown))} in [lifecycle.{key}]")
             changes = {k: (bool(v) if k == "archivable" else float(v) if v is not None else None) for k, v in value.items()}
+            if changes.get("archivable") and number in NEVER_ARCHIVED_LAYERS:
+                raise BadInput(f"config: [lifecycle.{key}] archivable = true: layers 1-2 are never archived by policy "
+                               "(archive one memory with 'mem forget ID')")
             layers[number] = replace(layers[number], **changes)
         elif key in ("model", "lifecycle"):
             top["mover"] = value

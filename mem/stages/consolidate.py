@@ -6,7 +6,7 @@
 - ``reorganize``: communities and centroids per scope (``mem.stages.graph.communities``; when the
   graph has none yet, spherical k-means over the vectors, deterministic), then
   ``surprise = 1 - max cosine to the centroids``.
-- ``compress``: clusters of >= 3 near duplicates (cosine >= 0.85 to the cluster's first member,
+- ``compress``: clusters of >= 3 near duplicates (never pinned, layer 1-2 or protected-tag memories) (cosine >= 0.85 to the cluster's first member,
   within one community) become one new memory through the normal intake path
   (``mem.stages.add.run`` with ``keep_near``), holding every distinct sentence of the originals
   (or an Ollama merge that kept every name and number); ``derived_from`` edges go from the new
@@ -351,13 +351,14 @@ def _means(matrix: "np.ndarray", labels: "np.ndarray", previous: "np.ndarray") -
 def _compress(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
     import numpy as np
 
+    from mem.lifecycle.policy import PROTECTED_TAGS
     from mem.store import graph as graph_sql
     from mem.store import lifecycle as sql
 
     options = state.options
     stats.update(clusters=0, merged=0, llm=0, llm_fallback=0)
     for scope in _scopes(ctx, options):
-        rowids, matrix, _ = _load(sql.compress_candidates(ctx.store, scope))
+        rowids, matrix, _ = _load(sql.compress_candidates(ctx.store, scope, protected_tags=sorted(PROTECTED_TAGS)))
         if len(rowids) < MIN_CLUSTER:
             continue
         known = state.labels.get(scope)

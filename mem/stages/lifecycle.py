@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from mem.lifecycle import transition
-from mem.lifecycle.policy import Policy, load_policy
+from mem.lifecycle import archivable, transition
+from mem.lifecycle.policy import Policy, is_protected, load_policy
 from mem.score.importance import Activation, Importance, activation, importance
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def assess(row: "LifeRow", *, policy: Policy, now: datetime, at: str, relevance:
         radius = langevin.step(memory.id, radius0, uses=uses, days=days, importance=imp.value, pinned=memory.pinned,
                                layer=layer, policy=policy, at=at)
     status = transition(memory.status, radius, layer=layer, pinned=memory.pinned, days_unused=days_unused,
-                        importance=imp.value, policy=policy)
+                        importance=imp.value, policy=policy, protected=is_protected(memory.tags, memory.kind))
     return Assessment(imp, act, radius, status, days_unused, stepped)
 
 
@@ -203,7 +203,8 @@ def explain(ctx: "Context", memory: "Memory") -> dict[str, Any]:
             "days_unused": round(result.days_unused, 2), "cold_radius": round(policy.cold_radius, 6),
             "archive_radius": round(policy.archive_radius, 6),
             "policy": {"layer": layer.layer, "name": layer.name, "decay": layer.decay, "floor": layer.floor,
-                       "archivable": layer.archivable and not memory.pinned,
+                       "archivable": archivable(layer, pinned=memory.pinned, protected=is_protected(memory.tags, memory.kind)),
+                       "protected": is_protected(memory.tags, memory.kind),
                        "archive_after_days": layer.archive_after_days, "archive_below": layer.archive_below},
             "pinned": memory.pinned,
         },

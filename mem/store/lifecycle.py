@@ -326,18 +326,23 @@ def recent_rows(store: "Store", *, scope: str | None, since: str, after_rowid: i
     return [(int(r[0]), _memory(r[1:])) for r in store.conn.execute(sql, params)]
 
 
-def compress_candidates(store: "Store", scope: str, *, batch: int = 5000) -> Iterator[tuple[list[int], "np.ndarray"]]:
-    """Vectors of memories a merge may absorb: live, not superseded, not pinned, layers 3-4, and not
-    themselves a merge (so a second run never folds merges into merges)."""
+def compress_candidates(store: "Store", scope: str, *, protected_tags: Sequence[str] = (),
+                        batch: int = 5000) -> Iterator[tuple[list[int], "np.ndarray"]]:
+    """Vectors of memories a merge may absorb: live, not superseded, not pinned, layers 3-4, neither
+    kind nor any tag among ``protected_tags`` (``person:x`` counts as ``person``), and not themselves
+    a merge (so a second run never folds merges into merges)."""
     import numpy as np
 
+    tags = sorted({t.lower() for t in protected_tags}) or [""]
+    marks = ",".join("?" * len(tags))
     last = 0
     while True:
         rows = store.conn.execute(
             "SELECT v.rowid, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid WHERE v.rowid > ? AND m.scope = ? "
             "AND m.status != 'archived' AND m.superseded_by IS NULL AND m.pinned = 0 AND m.layer >= 3 "
-            "AND json_extract(m.meta, '$.consolidated') IS NULL "
-            "ORDER BY v.rowid LIMIT ?", (last, scope, batch),
+            f"AND json_extract(m.meta, '$.consolidated') IS NULL AND m.kind NOT IN ({marks}) AND NOT EXISTS (SELECT 1 "
+            f"FROM json_each(m.tags) t WHERE lower(substr(t.value, 1, instr(t.value || ':', ':') - 1)) IN ({marks})) "
+            "ORDER BY v.rowid LIMIT ?", (last, scope, *tags, *tags, batch),
         ).fetchall()
         if not rows:
             return
