@@ -7,9 +7,12 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from mem.errors import BadInput
+
+if TYPE_CHECKING:
+    from mem.scope import RepoScope
 
 DEFAULT_EMBEDDER = "minilm"
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
@@ -32,11 +35,11 @@ def config_path(env: Mapping[str, str]) -> Path:
 
 
 def git_scope(start: Path) -> str | None:
-    """Name of the enclosing git repository (the folder holding ``.git``), or None."""
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder.name
-    return None
+    """The scope of the enclosing git repository (see ``mem.scope``), or None outside one."""
+    from mem.scope import repo_scope
+
+    repo = repo_scope(start)
+    return repo.name if repo else None
 
 
 def parse_now(value: str) -> datetime:
@@ -53,6 +56,8 @@ class Settings:
     db_path: Path
     embedder: str | None = None  # None: whatever the database is bound to, else DEFAULT_EMBEDDER
     scope: str = "global"
+    scope_how: str = "default"  # "--scope", "MEM_SCOPE", "config file", or how the repository named it
+    repo: "RepoScope | None" = None  # the repository the scope was derived from, if it was
     ollama_host: str = DEFAULT_OLLAMA_HOST
     llm: str = "qwen2.5:3b"
     now_override: datetime | None = None
@@ -92,16 +97,33 @@ def resolve_settings(
     cfg = load_config_file(env)
     db_value = db or env.get("MEM_DB") or cfg.get("db")
     db_path = Path(db_value).expanduser() if db_value else default_db_path(env)
-    scope_value = scope or env.get("MEM_SCOPE") or cfg.get("scope")
-    if not scope_value:
-        scope_value = git_scope(cwd or Path.cwd()) or "global"
+    scope_value, scope_how, repo = _resolve_scope(scope, env, cfg, cwd)
     now_value = now or env.get("MEM_NOW")
     return Settings(
         db_path=db_path,
         embedder=embedder or env.get("MEM_EMBEDDER") or cfg.get("embedder") or None,
         scope=scope_value,
+        scope_how=scope_how,
+        repo=repo,
         ollama_host=env.get("OLLAMA_HOST") or cfg.get("ollama_host") or DEFAULT_OLLAMA_HOST,
         llm=env.get("MEM_LLM") or cfg.get("llm") or "qwen2.5:3b",
         now_override=parse_now(now_value) if now_value else None,
         config=cfg,
     )
+
+
+def _resolve_scope(flag: str | None, env: Mapping[str, str], cfg: Mapping[str, Any],
+                   cwd: Path | None) -> tuple[str, str, "RepoScope | None"]:
+    for value, how in ((flag, "--scope"), (env.get("MEM_SCOPE"), "MEM_SCOPE"), (cfg.get("scope"), "config file")):
+        if value:
+            return str(value), how, None
+    from mem.scope import repo_scope
+
+    try:
+        folder = cwd or Path.cwd()
+    except OSError:  # the working directory was deleted under us
+        return "global", "default (no working directory)", None
+    repo = repo_scope(folder)
+    if repo is None:
+        return "global", "default (not in a git repository)", None
+    return repo.name, repo.how, repo

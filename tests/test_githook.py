@@ -25,6 +25,7 @@ def repo(tmp_path: Path) -> Path:
     git(path, "config", "user.name", "Ada")
     git(path, "config", "user.email", "ada@example.com")
     git(path, "config", "commit.gpgsign", "false")
+    git(path, "config", "mem.scope", "shop")  # the repository's scope (mem.scope), so memories() finds them
     (path / "README.md").write_text("shop\n")
     git(path, "add", "README.md")
     git(path, "commit", "-q", "-m", "Initial commit")

@@ -289,6 +289,8 @@ def test_scope_flag_and_cross_scope_reads(tmp_path: Path) -> None:
 def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mcp.types import ListRootsResult, Root
 
+    from mem.scope import repo_scope
+
     monkeypatch.delenv("MEM_SCOPE")
     repo = tmp_path / "webshop"
     (repo / ".git").mkdir(parents=True)
@@ -304,11 +306,13 @@ def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypa
             added = await client.call_tool("add", {"text": "Orders are stored in Postgres"})
             assert not added.is_error, text(added)
             got = await client.call_tool("get", {"ids": added.structured_content["outcomes"][0]["id"]})
-            assert got.structured_content["memories"][0]["scope"] == "webshop"
+            assert got.structured_content["memories"][0]["scope"] == repo_scope(repo).name
         async with stdio_client(cwd=elsewhere) as client:  # no roots: the working directory's repository
             added = await client.call_tool("add", {"text": "Invoices are rendered with WeasyPrint"})
             got = await client.call_tool("get", {"ids": added.structured_content["outcomes"][0]["id"]})
-            assert got.structured_content["memories"][0]["scope"] == "cwd-repo"
+            assert got.structured_content["memories"][0]["scope"] == repo_scope(elsewhere).name
+    # A repository without a remote gets a name made once from its folder and kept in its git config.
+    assert repo_scope(repo).name.startswith("webshop-") and repo_scope(repo).how == "git config mem.scope"
 
     call(main)
 

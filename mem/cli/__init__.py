@@ -43,6 +43,8 @@ def build_app() -> typer.Typer:
     shell.register(app)
     hook.register(app)
     doctor.register(app)
+    from mem.cli import scope  # scopes that name repositories (issue #18)
+    scope.register(app)
     return app
 
 

@@ -89,7 +89,25 @@ def open_context(db: Path | None, *, scope: str | None = None, embedder: str | N
 
     settings = resolve_settings(db=db, scope=scope, embedder=embedder, now=now)
     with Store.open(settings.db_path) as store:
-        yield Context(store=store, settings=settings)
+        context = Context(store=store, settings=settings)
+        if settings.repo is not None:
+            _adopt_scope(context)
+        yield context
+
+
+def _adopt_scope(context: Any) -> None:
+    """Note the repository this command runs in; move its pre-0.2 folder-name memories to its scope."""
+    from mem.errors import StoreError
+    from mem.stages.scopes import adopt
+
+    repo = context.settings.repo
+    try:
+        moved = adopt(context.store, repo, context.now_iso())
+    except StoreError:  # locked for long, read-only: the next command tries again; this one still runs
+        return
+    if moved and _stderr_is_tty():
+        sys.stderr.write(f"mem: moved {moved} memories from scope {repo.legacy!r} (the folder's name) to "
+                         f"{repo.name!r}, this repository's scope; `mem scope` shows how it is derived\n")
 
 
 def use_table(fmt: str | None, json_flag: bool) -> bool:

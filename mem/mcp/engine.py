@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlparse
 
-from mem.config import git_scope
 from mem.errors import MemError
 
 if TYPE_CHECKING:
@@ -96,24 +95,40 @@ class Engine:
             log.info("roots/list failed (%s); using the working directory's scope", type(exc).__name__)
             return None
         for root in result.roots:
-            scope = scope_of_root(str(root.uri))
+            scope, repo = scope_of_root(str(root.uri))
             if scope:
                 log.info("scope %r from client root %s", scope, root.uri)
+                if repo is not None:
+                    await self._note_repository(repo)
                 return scope
         return None
 
+    async def _note_repository(self, repo: Any) -> None:
+        """As every CLI command does: remember the root, adopt its folder-name memories once."""
+        from mem.stages.scopes import adopt
 
-def scope_of_root(uri: str) -> str | None:
-    """``file:///home/me/src/shop`` -> the git repository's name there, else the folder's name.
+        try:
+            await self.call(adopt, self.ctx.store, repo, self.ctx.now_iso())
+        except Exception as exc:  # a locked store must not cost the client its scope
+            log.info("could not record the client's repository (%s)", exc)
+
+
+def scope_of_root(uri: str) -> tuple[str | None, Any]:
+    """``file:///home/me/src/shop`` -> the repository's scope there (``mem.scope``), else the folder's name.
 
     >>> scope_of_root("file:///tmp/not-a-repo/shop")
-    'shop'
+    ('shop', None)
     """
+    from mem.scope import repo_scope
+
     parsed = urlparse(uri)
     if parsed.scheme != "file":
-        return None
+        return None, None
     path = Path(unquote(parsed.path))
-    return git_scope(path) or path.name or None
+    repo = repo_scope(path)
+    if repo is not None:
+        return repo.name, repo
+    return path.name or None, None
 
 
 def _session_of(mcp_ctx: Any) -> Any:

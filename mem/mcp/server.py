@@ -83,6 +83,10 @@ def open_engine(settings: "Settings", *, fixed_scope: str | None) -> "Engine":
 
     store = Store.open(settings.db_path)
     ctx = Context(store=store, settings=settings)
+    if settings.repo is not None and not fixed_scope:
+        from mem.stages.scopes import adopt
+
+        adopt(store, settings.repo, ctx.now_iso())
     with stdout_to_stderr():
         ctx.use_embedder(ctx.embedder)  # loads (and binds on an empty database) once, here
         ctx.embedder.embed(["warm up"])

@@ -77,6 +77,7 @@ def run(settings: "Settings", *, embed: bool = True) -> Iterator[Check]:
         yield from store_checks
         if store is not None:
             yield from _contents(store)
+            yield from _scopes(store)
     finally:
         if store is not None:
             store.close()
@@ -155,6 +156,20 @@ def _contents(store: "Store") -> Iterator[Check]:
     else:
         yield Check("counts", FAIL, "store", detail + ": the indexes disagree with the memories",
                     "mem reindex (rebuilds the vectors); 'mem export' + 'mem import' into a new file rebuilds FTS")
+
+
+def _scopes(store: "Store") -> Iterator[Check]:
+    from mem.stages.scopes import collisions
+
+    try:
+        problems = collisions(store)
+    except Exception as exc:
+        yield Check("scopes", WARN, "store", f"cannot read the scopes' roots: {exc}", "mem scope list")
+        return
+    if not problems:
+        yield Check("scopes", OK, "store", "no two repositories share a scope")
+    for problem, fix in problems:
+        yield Check("scopes", WARN, "store", problem, fix)
 
 
 def _embedder(settings: "Settings", name: str, *, store_path: Path) -> Check:

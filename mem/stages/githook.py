@@ -290,8 +290,11 @@ def run(ctx: "Context", repo: Path, *, since: str | None = None, head_only: bool
     from mem.stages import add, memories
     from mem.store.githook import find_by_meta
 
+    from mem.scope import repo_scope
+
     top = toplevel(repo)
-    scope = top.name
+    found = repo_scope(top)
+    scope = found.name if found else top.name  # the repository's scope, wherever the hook runs from
     commits = log(top, since=since, head_only=head_only)
     if on_total:
         on_total(len(commits))

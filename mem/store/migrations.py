@@ -255,6 +255,37 @@ def m006_id_handles(conn: Connection) -> None:
     run_script(conn, "CREATE INDEX memories_id_tail ON memories(substr(id, 25));")
 
 
+def m007_scopes(conn: Connection) -> None:
+    """Scopes that name repositories (``mem/scope.py``).
+
+    - ``scope_roots``: every repository top folder a command ran in, the scope it resolved to, what
+      identifies the repository (normalised remote or git dir) and its pre-m007 folder-name scope;
+      ``mem scope list`` and ``mem doctor`` read it.
+    - ``scope_aliases``: scopes renamed or merged away, and folder-name scopes adopted by the
+      repository they came from (one adoption per old name).
+    """
+    run_script(conn,
+        """
+        CREATE TABLE scope_roots (
+            root TEXT PRIMARY KEY,
+            scope TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            how TEXT NOT NULL,
+            legacy TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL
+        );
+        CREATE INDEX scope_roots_scope ON scope_roots(scope);
+        CREATE TABLE scope_aliases (
+            old TEXT PRIMARY KEY,
+            new TEXT NOT NULL,
+            at TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
-                                                  m005_fts_epoch, m006_id_handles]
+                                                  m005_fts_epoch, m006_id_handles, m007_scopes]
 LATEST = len(MIGRATIONS)
