@@ -7,6 +7,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import jsonl, run_mem
 
 
@@ -135,19 +137,16 @@ def test_scope_isolation_and_star():
     assert {h["scope"] for h in both} == {"alpha", "beta"}
 
 
-def test_default_scope_is_git_repo_name(tmp_path: Path):
-    import subprocess
-    import sys
-
+def test_default_scope_is_git_repo_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     repo = tmp_path / "my-project"
     (repo / "src").mkdir(parents=True)
     (repo / ".git").mkdir()
-    env = {k: v for k, v in os.environ.items() if k != "MEM_SCOPE"}
+    monkeypatch.delenv("MEM_SCOPE")
 
     def mem(*args: str, cwd: Path) -> list[dict]:
-        proc = subprocess.run([sys.executable, "-m", "mem", *args], capture_output=True, env=env, cwd=cwd)
-        assert proc.returncode == 0, proc.stderr
-        return [json.loads(line) for line in proc.stdout.splitlines()]
+        result = run_mem(*args, cwd=cwd)
+        assert result.code == 0, result.stderr
+        return result.records
 
     mem("add", "a memory made in a repo", cwd=repo / "src")
     mem("add", "outside any repo", cwd=tmp_path)

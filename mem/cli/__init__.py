@@ -55,4 +55,6 @@ def main() -> None:
     from mem.runtime import limit_blas_threads
 
     limit_blas_threads()
-    app()
+    # "mem" however it was started: `python -m mem` would otherwise name itself "python -m mem" in
+    # usage lines and in the completion variable (_MEM_COMPLETE), and a caller's __main__ would leak in.
+    app(prog_name="mem")
