@@ -52,7 +52,9 @@ def test_capture_rules():
         return capture(Commit("f" * 40, [], "A", "a@x", "2026-01-01T00:00:00Z", message), **kw)
 
     assert c("Fix typo") is None
-    assert c("Fix typo", all_commits=True) == ("Fix typo", ["commit"])
+    assert c("Fix typo", all_commits=True) is None  # --all captures stated decisions, not every subject
+    assert c("initial", all_commits=True) is None
+    assert c("Switch the cache to Redis", all_commits=True) == ("Switch the cache to Redis", ["commit"])
     text, cats = c(DECISION)
     assert cats == ["decision"]
     assert "Decision: Redis for the session cache" in text and "Why: it persists across restarts" in text
@@ -63,7 +65,7 @@ def test_capture_rules():
     text, cats = c('Revert "Cache sessions in Redis"\n\nThis reverts commit abcdef1234567.\n\nRedis was down too often.')
     assert cats == ["revert"] and "Reverted: Cache sessions in Redis" in text and "down too often" in text
     assert "abcdef1234567" not in text
-    text, _ = c("Note it\n\nSigned-off-by: A <a@x>", all_commits=True)
+    text, _ = c("Use tabs instead of spaces\n\nSigned-off-by: A <a@x>", all_commits=True)
     assert "Signed-off-by" not in text
 
 
@@ -89,11 +91,15 @@ def test_backfill_captures_decisions_with_provenance_and_is_idempotent(repo: Pat
 
 def test_all_and_since(repo: Path):
     base = git(repo, "rev-parse", "HEAD").strip()
-    commit(repo, "a.txt", "a\n", "Add a")
-    commit(repo, "b.txt", "b\n", "Add b")
+    commit(repo, "a.txt", "a\n", "initial")
+    commit(repo, "b.txt", "b\n", "Fix typo in README")
+    commit(repo, "c.txt", "c\n", "Move sessions from memcached to Redis")
+    commit(repo, "d.txt", "d\n", "Pin the linter because the new release flags every file")
     result = run_mem("hook", "run", "--repo", str(repo), "--all", "--since", base)
     assert [r["status"] for r in result.records] == ["added", "added"]
-    assert sorted(m["text"] for m in memories()) == ["Add a", "Add b"]
+    assert sorted(m["text"] for m in memories()) == ["Move sessions from memcached to Redis",
+                                                     "Pin the linter because the new release flags every file"]
+    assert {m["kind"] for m in memories()} == {"decision"}
     assert run_mem("hook", "run", "--repo", str(repo), "--since", "no-such-rev").code == 4
 
 

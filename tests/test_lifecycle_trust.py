@@ -223,3 +223,45 @@ def test_config_cannot_make_layers_1_2_archivable(tmp_path) -> None:
     (config / "config.toml").write_text("[lifecycle.legislative]\narchivable = true\n")
     result = run_mem("archive", "--dry-run")
     assert result.code == 4 and "layers 1-2 are never archived" in result.stderr
+
+
+# ------------------------------------------------------------------ 3. kinds and layers follow the text
+def test_labelled_notes_dialogue_turns_tags_and_pins_get_their_kind_and_layer() -> None:
+    cases = [
+        ({"text": "Decision: use gRPC between the billing and ledger services."}, "decision", 2),
+        ({"text": "Note: the VPN is required to reach staging."}, "fact", 3),
+        ({"text": "FYI: the staging database is refreshed every Sunday night."}, "fact", 3),
+        ({"text": "Reminder: rotate the signing keys before the March release."}, "fact", 3),
+        ({"text": "Important: never force-push to main."}, "fact", 3),
+        ({"text": "Caroline: I will go to the support group again on Friday."}, "episode", 4),
+        ({"text": "Mary Jane: we prefer the window table."}, "episode", 4),
+        ({"text": "Redis holds the session cache.", "tags": ["decision"]}, "decision", 2),
+        ({"text": "The retry limit of the uploader is 5.", "tags": ["exact_value"]}, "fact", 2),
+        ({"text": "Alice leads the payments team.", "tags": ["person"]}, "fact", 2),
+        ({"text": "A scratch note about build caches.", "pinned": True}, "fact", 2),
+        ({"text": "Bob: see you tomorrow at the standup.", "pinned": True}, "episode", 2),
+    ]
+    out = add(*[record for record, _, _ in cases])
+    for (record, kind, layer), outcome in zip(cases, out):
+        assert (outcome["kind"], outcome["layer"]) == (kind, layer), record["text"]
+    updated = run_mem("update", out[1]["id"], "--kind", "decision")
+    assert updated.code == 0 and updated.records[0]["layer"] == 2
+
+
+def test_locomo_dialogue_turns_stay_episodes() -> None:
+    """Every turn of the LoCoMo dev split ("<speaker>: <text>") is an episode, whatever it says."""
+    import json
+    from pathlib import Path
+
+    from mem.enrich.classify import guess_kind
+
+    root = Path(__file__).resolve().parents[1]
+    path = next((p / "shared/bench/locomo/locomo_dev.json" for p in (root.parent, root.parent.parent)
+                 if (p / "shared/bench/locomo/locomo_dev.json").exists()), None)
+    if path is None:  # the data set lives beside the repository (CC BY-NC), never in it
+        pytest.skip("LoCoMo dev split not present")
+    samples = json.loads(path.read_text())
+    turns = [f"{t['speaker']}: {t['text']}" for s in samples for key, session in s["conversation"].items()
+             if key.startswith("session_") and isinstance(session, list) for t in session]
+    assert len(turns) > 2000
+    assert [t for t in turns if guess_kind(t) != "episode"] == []

@@ -10,7 +10,7 @@ import typer
 from mem.cli.common import DbOption, FormatOption, JsonOption, NowOption, QuietOption, emit, open_context, reports_errors, use_table
 
 RepoOption = Annotated[Path, typer.Option("--repo", "-C", help="Repository (any folder inside it)", file_okay=False)]
-AllOption = Annotated[bool, typer.Option("--all", help="Capture every commit, not only decisions, breaking changes and reverts")]
+AllOption = Annotated[bool, typer.Option("--all", help="Also capture commits whose message states a decision in words (a switch, a replacement, a reason), not only trailers, breaking changes and reverts")]
 
 hook_app = typer.Typer(name="hook", help="Capture decisions from git commits (post-commit hook and backfill).",
                        no_args_is_help=True)

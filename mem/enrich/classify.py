@@ -13,33 +13,91 @@ _KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("procedure", re.compile(r"(\bto \w+[^.]{0,60}, run\b|\brun `|\bsteps?:|\bhow to\b|\bfirst,? .{0,80}then\b|^\s*\$ )", re.I)),
     ("identity", re.compile(r"\b(my name is|i am an?|i'm an?|i work (?:at|as|for)|our team is|this project is)\b", re.I)),
 )
-_SPEAKER_TURN = re.compile(r"^[A-Z][\w .'-]{0,40}:\s")
+# "Name: text" opens a dialogue turn when Name is a speaker; a heading label ("Note:", "Decision:")
+# is not a speaker, and what follows it is classified by what it says. The one list of such labels
+# (``mem.stages.extract`` splits transcripts with it too).
+_LEADING_LABEL = re.compile(r"^\s*(?:\*\*|__)?(?P<name>[A-Za-z][\w .'@-]{0,40}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<text>\S.*)$",
+                            re.S)
+LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, reminder, important, info, heads up,
+    tip, tips, warning, caution, caveat, gotcha, decision, decisions, decided, adr, todo, to do, fixme, step,
+    steps, example, correction, update, status, summary, tl;dr, tldr, re, subject, answer, question,
+    action, action item, next steps, result, outcome, output, input, command, commands, http, https, file,
+    path, usage, context, background, goal, problem, fix, solution, reason, why, because, rationale, cause,
+    deadline, edit, rule, policy, lesson, lessons learned, til, idea, plan, owner, breaking change, error,
+    bug, issue""".split(","))
+# Labels that name the kind themselves; any other label leaves the kind to the text after it.
+_LABEL_KINDS = {"decision": "decision", "decisions": "decision", "decided": "decision", "adr": "decision",
+                "correction": "correction", "todo": "commitment", "to do": "commitment", "action item": "commitment"}
+_NAME_WORD = re.compile(r"^[A-Z][\w'.-]*$")
+
+
+def is_speaker(name: str) -> bool:
+    """A dialogue speaker label: one to three words, not a heading label.
+
+    >>> is_speaker("Caroline"), is_speaker("Dr. Lee"), is_speaker("Note"), is_speaker("FYI")
+    (True, True, False, False)
+    """
+    name = name.strip()
+    return bool(name) and len(name.split()) <= 3 and " ".join(name.lower().split()) not in LABELS
+
 
 TAG_LAYERS = {"identity": 1, "constitutional": 1, "decision": 2, "correction": 2, "commitment": 2,
-              "legislative": 2, "episode": 4, "conversation": 4, "ephemeral": 4}
+              "legislative": 2, "exact_value": 2, "episode": 4, "conversation": 4, "ephemeral": 4}
 KIND_LAYERS = {"identity": 1, "decision": 2, "correction": 2, "commitment": 2, "episode": 4}
+# A tag that names a kind sets the kind of a memory given none (first in this order wins).
+_TAG_KINDS = ("correction", "decision", "commitment", "identity", "preference", "procedure", "episode")
 
 
-def guess_kind(text: str) -> str:
-    """Kind from cue phrases; a dialogue turn ("Alice: ...") is an episode; else a fact.
-
-    >>> guess_kind("We decided to use Redis for the cache")
-    'decision'
-    """
+def _by_cues(text: str) -> str | None:
     for kind, pattern in _KIND_CUES:
         if pattern.search(text):
             return kind
-    if _SPEAKER_TURN.match(text):
-        return "episode"
-    return "fact"
+    return None
 
 
-def layer_for(kind: str, tags: list[str]) -> int:
+def guess_kind(text: str, tags: list[str] | None = None) -> str:
+    """Kind from the text's structure and cue phrases, else a fact.
+
+    A tag naming a kind wins; a leading label that names a kind ("Decision: ...") gives it; a
+    dialogue turn ("Caroline: ...") is an episode whatever it says; other labelled notes ("Note:",
+    "FYI:", "Important:") are classified by the text after the label.
+
+    >>> guess_kind("We decided to use Redis for the cache")
+    'decision'
+    >>> [guess_kind(t) for t in ("Decision: use gRPC", "Note: the VPN is required", "Caroline: I will go")]
+    ['decision', 'fact', 'episode']
+    >>> guess_kind("Redis is the cache", ["Decision"])
+    'decision'
+    """
+    lowered = {t.lower() for t in tags or ()}
+    for kind in _TAG_KINDS:
+        if kind in lowered:
+            return kind
+    label = _LEADING_LABEL.match(text)
+    if label:
+        name = " ".join(label.group("name").lower().split())
+        if name in _LABEL_KINDS:
+            return _LABEL_KINDS[name]
+        if name in LABELS:
+            return _by_cues(label.group("text")) or "fact"
+        if all(_NAME_WORD.match(word) for word in label.group("name").split()) and is_speaker(label.group("name")):
+            return "episode"
+    return _by_cues(text) or "fact"
+
+
+def layer_for(kind: str, tags: list[str], *, pinned: bool = False) -> int:
     """Governance layer: identity 1; decision, correction, commitment 2; episode/conversation 4; else 3.
 
-    Tags win over kind, so ``--tag constitutional`` lifts any memory to layer 1.
+    Tags win over kind, so ``--tag constitutional`` lifts any memory to layer 1; a pinned memory, or
+    one with a protected tag or kind (``mem.lifecycle.policy.PROTECTED_TAGS``), is at least layer 2.
+
+    >>> layer_for("fact", ["exact_value"]), layer_for("episode", [], pinned=True), layer_for("fact", ["person:bo"])
+    (2, 2, 2)
     """
+    from mem.lifecycle.policy import is_protected
+
     tag_layers = [TAG_LAYERS[t.lower()] for t in tags if t.lower() in TAG_LAYERS]
-    if tag_layers:
-        return min(tag_layers)
-    return KIND_LAYERS.get(kind, 3)
+    layer = min(tag_layers) if tag_layers else KIND_LAYERS.get(kind, 3)
+    if pinned or is_protected(tags, kind):
+        layer = min(layer, 2)
+    return layer

@@ -227,9 +227,9 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
 
     memory = draft.memory
     if not draft.explicit_kind:
-        memory.kind = guess_kind(memory.text)
+        memory.kind = guess_kind(memory.text, memory.tags)
     if not draft.explicit_layer:
-        memory.layer = layer_for(memory.kind, memory.tags)
+        memory.layer = layer_for(memory.kind, memory.tags, pinned=memory.pinned)
     if memory.event_at is None and not draft.restored:
         when = event_at(memory.text, parse_datetime(memory.created_at))
         memory.event_at = format_datetime(when) if when else None

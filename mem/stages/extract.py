@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mem.enrich.classify import is_speaker
 from mem.errors import BadInput
 
 if TYPE_CHECKING:
@@ -28,12 +29,9 @@ MIN_TERMS = 2  # content words a kept sentence needs (after a leading "ok," / "t
 TAG = "extracted"
 
 # "Alice: ...", "User: ...", "**Bob:** ...": a speaker label opens a turn. Labels that are really
-# headings ("Note:", "Decision:") stay part of the text: some of them are the very cue we look for.
+# headings ("Note:", "Decision:"; ``mem.enrich.classify.LABELS``) stay part of the text: some of
+# them are the very cue we look for.
 _SPEAKER = re.compile(r"^\s*(?:\*\*|__)?(?P<name>[A-Za-z][\w .'@-]{0,40}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<text>.*)$")
-_NOT_SPEAKERS = frozenset("""note notes decision decisions todo fixme step steps warning error example
-    correction update fyi ps re subject summary tip important reminder answer question action
-    result output input command commands http https file path usage context goal problem fix
-    solution reason cause deadline edit""".split())
 _COMMAND = re.compile(r"^\s*\$\s+(?P<cmd>\S.*)$")
 _FENCE = re.compile(r"^\s*```")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'`(\[]?[A-Z0-9])")
@@ -72,7 +70,7 @@ def split_turns(conversation: str) -> list[tuple[str | None, str]]:
     [('Alice', 'We use Redis.\\nIt runs on box A.'), ('Bob', 'ok')]
     """
     lines = conversation.replace("\r\n", "\n").split("\n")
-    labelled = [m for m in map(_SPEAKER.match, lines) if m and _is_speaker(m.group("name"))]
+    labelled = [m for m in map(_SPEAKER.match, lines) if m and is_speaker(m.group("name"))]
     turns: list[tuple[str | None, list[str]]] = []
     in_fence = False
     for line in lines:
@@ -84,7 +82,7 @@ def split_turns(conversation: str) -> list[tuple[str | None, str]]:
                 _append(turns, f"$ {line.strip()}")
             continue
         match = _SPEAKER.match(line) if labelled else None
-        if match and _is_speaker(match.group("name")):
+        if match and is_speaker(match.group("name")):
             turns.append((match.group("name").strip(), [match.group("text")]))
         elif not line.strip():
             if not labelled:
@@ -92,11 +90,6 @@ def split_turns(conversation: str) -> list[tuple[str | None, str]]:
         else:
             _append(turns, line)
     return [(who, "\n".join(body).strip()) for who, body in turns if "\n".join(body).strip()]
-
-
-def _is_speaker(name: str) -> bool:
-    name = name.strip()
-    return bool(name) and len(name.split()) <= 3 and name.lower() not in _NOT_SPEAKERS
 
 
 def _append(turns: list[tuple[str | None, list[str]]], line: str) -> None:

@@ -2,7 +2,8 @@
 
 A commit becomes one memory of kind ``decision`` when its message carries a ``Decision:``/``Why:``
 trailer or paragraph, a breaking change (``BREAKING CHANGE:``, ``feat!:``), or is a revert; with
-``all_commits`` every commit does. The text is built from the message only (never the SHA), so
+``all_commits`` also when its message states a decision in words (a switch, a replacement, a
+reason: :func:`states_decision`), never a bare subject such as "initial" or "Fix typo". The text is built from the message only (never the SHA), so
 a rebased or amended commit with the same message is an exact duplicate for the intake gate; the
 patch-id catches an amend that only rewords the message (the memory is updated, not doubled).
 
@@ -40,6 +41,13 @@ _BREAKING = re.compile(r"^BREAKING[ -]CHANGE\s*:\s*(.*)$")
 _BANG = re.compile(r"^[A-Za-z]+(?:\([^)]*\))?!:\s*(.+)$")
 _REVERT_SUBJECT = re.compile(r'^Revert "(.+)"\s*$')
 _REVERTS = re.compile(r"^This reverts commit ([0-9a-f]{7,64})\.?\s*$", re.IGNORECASE)
+# What makes a commit without a trailer state a decision (``--all``): a choice between options or a
+# reason for one. "initial", "Fix typo in README", "Add a" state none and are not captured.
+_DECISION_CUE = re.compile(
+    r"\b(switch(?:ed|es|ing)?\b.{0,60}?\bto|migrat\w*\b.{0,60}?\bto|mov(?:e|ed|es|ing)\b.{0,60}?\bfrom\b.{0,60}?\bto|"
+    r"replac\w*\b.{0,60}?\bwith|in favou?r of|instead of|rather than|because|so that|in order to|to avoid|"
+    r"deprecat\w*|adopt\w*|drop(?:s|ped|ping)? (?:support|the)|standardi[sz]\w* on|prefer\w*|decid\w*|chose|chosen|"
+    r"go(?:ing)? with|settle[ds]? on)\b", re.IGNORECASE)
 _NOISE = re.compile(r"^(signed-off-by|co-authored-by|reviewed-by|acked-by|change-id|cc)\s*:", re.IGNORECASE)
 
 
@@ -267,12 +275,25 @@ def capture(commit: Commit, *, all_commits: bool = False) -> tuple[str, list[str
                    if not any(_REVERTS.match(x.strip()) or _NOISE.match(x.strip()) for x in p)]
         lines.extend(reasons[:3])
     if not categories:
-        if not all_commits:
+        kept = [line for line in commit.message.strip().splitlines() if not _NOISE.match(line.strip())]
+        text = "\n".join(kept).strip()
+        if not all_commits or not states_decision(text):
             return None
         categories.append("commit")
-        kept = [line for line in commit.message.strip().splitlines() if not _NOISE.match(line.strip())]
-        return "\n".join(kept).strip(), categories
+        return text, categories
     return "\n".join(dict.fromkeys(lines)), categories
+
+
+def states_decision(message: str) -> bool:
+    """Does a commit message (without a trailer) state a decision: a choice, a switch, a reason?
+
+    >>> [states_decision(m) for m in ("initial", "Fix typo in README", "Switch the cache to Redis",
+    ...                               "Use gRPC instead of REST for the ledger")]
+    [False, False, True, True]
+    """
+    from mem.enrich.classify import guess_kind
+
+    return bool(_DECISION_CUE.search(message)) or guess_kind(message) in ("decision", "correction")
 
 
 # -------------------------------------------------------------------- run

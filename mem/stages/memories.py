@@ -66,7 +66,7 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
             raise BadInput(f"layer must be 1-4, got {layer}")
         changes["layer"] = layer
     elif kind is not None and kind != current.kind:
-        changes["layer"] = layer_for(kind, new_tags)
+        changes["layer"] = layer_for(kind, new_tags, pinned=current.pinned if pinned is None else pinned)
     if pinned is not None:
         changes["pinned"] = pinned
     if meta is not None:
