@@ -265,3 +265,49 @@ def test_locomo_dialogue_turns_stay_episodes() -> None:
              if key.startswith("session_") and isinstance(session, list) for t in session]
     assert len(turns) > 2000
     assert [t for t in turns if guess_kind(t) != "episode"] == []
+
+
+# ------------------------------------------------------------------ 4. confidence and surprise
+def test_verify_caps_confidence_contradicted_x03_stale_x07(tmp_path) -> None:
+    source = tmp_path / "ports.md"
+    source.write_text("gateway: 8080\n")
+    pinned, rival, sourced = add(
+        {"text": "The API gateway listens on port 8080.", "pinned": True, "created_at": T0},
+        {"text": "The API gateway listens on port 9090.", "created_at": T1},
+        {"text": "The gateway port is written in ports.md.", "source": str(source), "source_line": 1,
+         "created_at": T1}, now=T1)
+    assert run_mem("get", rival["id"]).records[0]["verification"] == "contradicted"
+    source.write_text("gateway: 9090\n")
+    found = run_mem("verify", "--now", T1)
+    assert found.code == 7, found.stderr  # a stale source and an open contradiction are problems
+    confidence = {o["id"]: run_mem("get", o["id"]).records[0]["confidence"] for o in (pinned, rival, sourced)}
+    assert confidence == {pinned["id"]: 1.0, rival["id"]: 0.3, sourced["id"]: 0.7}
+    run_mem("verify", "--now", T1)  # idempotent: a cap, not a multiplication per run
+    assert run_mem("get", rival["id"]).records[0]["confidence"] == 0.3
+
+
+def test_surprise_is_computed_at_intake_from_the_stored_centroids() -> None:
+    import numpy as np
+
+    from tests.test_consolidate import seed
+
+    lone = add({"text": "Feature flags are read from LaunchDarkly at process start, every time."})[0]
+    assert run_mem("get", lone["id"]).records[0]["surprise"] == 0.5  # no centroids yet
+    seed()
+    consolidate("--phase", "reorganize")
+    with db() as conn:
+        blobs = [r[0] for r in conn.execute("SELECT centroid FROM communities WHERE scope = 'test'")]
+    assert blobs, "reorganize stored no communities"
+    centroids = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), -1)
+    centroids = centroids / np.linalg.norm(centroids, axis=1, keepdims=True)
+    fresh = add({"text": "The nightly backup job runs at 02:00 on host db-backup-1 and keeps snapshots."},
+                {"text": "Penguins in the zoo were fed sardines at noon on a rainy Tuesday."})
+    with db() as conn:
+        for outcome in fresh:
+            rowid, stored = conn.execute("SELECT rowid, surprise FROM memories WHERE id = ?", (outcome["id"],)).fetchone()
+            vector = np.frombuffer(conn.execute("SELECT f32 FROM vectors WHERE rowid = ?", (rowid,)).fetchone()[0],
+                                   dtype=np.float32)
+            expected = round(1.0 - float(np.clip((centroids @ vector).max(), 0.0, 1.0)), 4)
+            assert stored == pytest.approx(expected, abs=1e-4) and stored != 0.5
+    backup, penguins = (run_mem("get", o["id"]).records[0]["surprise"] for o in fresh)
+    assert backup < penguins  # the familiar topic is less surprising than the new one

@@ -343,6 +343,9 @@ class _Chunk:
         self.vectors = np.stack([d.vector for d in with_vector]).astype(np.float32, copy=False) \
             if with_vector else np.zeros((0, 1), dtype=np.float32)
         self.scopes = [d.memory.scope for d in with_vector]
+        fresh = [d for d in with_vector if not d.restored]  # an imported memory keeps its exported surprise
+        if fresh:
+            _surprise(store, fresh, self.vectors[[self.row[id(d)] for d in fresh]])
         self.floor = min(link.SEE_ALSO_MIN, options.near_threshold)
         self.found = ctx.vectors.nearest_many(self.vectors, NEIGHBOURS, self.scopes, floor=self.floor) \
             if with_vector else []
@@ -379,6 +382,17 @@ class _Chunk:
         """Write the chunk's vectors in one statement each, then let a warm vector index pick them up."""
         self.ctx.store.put_vectors(self.new_vectors)
         self.ctx.vectors.add()
+
+
+def _surprise(store: Any, drafts: Sequence[Draft], vectors: "np.ndarray") -> None:
+    """Each draft's surprise against its scope's stored community centroids (0.5 while there are none)."""
+    from mem.lifecycle.surprise import surprise
+    from mem.store.graph import centroids
+
+    for scope in sorted({d.memory.scope for d in drafts}):
+        rows = [i for i, d in enumerate(drafts) if d.memory.scope == scope]
+        for i, value in zip(rows, surprise(vectors[rows], centroids(store, scope)[1]).tolist()):
+            drafts[i].memory.surprise = float(value)
 
 
 def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions) -> Outcome:

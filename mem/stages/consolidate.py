@@ -243,6 +243,7 @@ def _reorganize_scope(ctx: "Context", state: _Run, stats: dict[str, Any], scope:
     """Communities, centroids and surprise for one scope; a record when anything changed."""
     import numpy as np
 
+    from mem.lifecycle.surprise import from_best, unit_rows
     from mem.store import graph as graph_sql
     from mem.store import lifecycle as sql
 
@@ -260,15 +261,14 @@ def _reorganize_scope(ctx: "Context", state: _Run, stats: dict[str, Any], scope:
         centroids = spherical_kmeans(matrix, _k(len(rowids)))
         method = "kmeans"
     else:
-        norms = np.linalg.norm(centroids, axis=1, keepdims=True)
-        centroids = (centroids / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+        centroids = unit_rows(centroids)
     labels, best = _assign(matrix, centroids)
     if method == "kmeans":
         # final centroids: the normalized mean of every member, so they describe all of the scope
         centroids = _means(matrix, labels, centroids)
         labels, best = _assign(matrix, centroids)
     state.labels[scope] = (rowids, labels)
-    fresh = np.round(1.0 - np.clip(best, -1.0, 1.0), 4)
+    fresh = from_best(best)
     updates = [(rowids[i], float(fresh[i])) for i in np.flatnonzero(np.abs(fresh - surprise) > 1e-4)]
     for start in range(0, len(updates), SURPRISE_BATCH):
         with _txn(ctx, options.dry_run):

@@ -4,11 +4,14 @@ For each memory with a ``source`` file, the file's sha256 now is compared with `
 (taken at capture): ``verified`` | ``stale`` (with the current text of ``source_line`` when one
 is known; nothing new is stored, the line is only reported) | ``missing``. URLs are not fetched.
 Open contradictions (``contradicts`` edges between two live memories) are listed. Unverified or
-stale memories older than ``older_than_days`` lose confidence (layers 3-4 only, never pinned):
+stale memories of layers 3-4 older than ``older_than_days`` lose confidence with age, and stale or
+contradicted ones (an open conflict) by their state, whatever their layer and age; never pinned ones:
 
-    confidence = min(confidence, max(0.1, exp(-(age - older_than_days) / 60 days)))  (x 0.5 if stale)
+    confidence = min(confidence, max(0.1, exp(-(age - older_than_days) / 60 days) x factor))
+    (the exponential only for layers 3-4 past ``older_than_days``, else 1)
 
-a cap that depends only on age, so running verify twice at the same instant changes nothing.
+with factor 0.7 if stale, 0.3 if contradicted (HaluMem), 1 otherwise: a cap that depends only on age
+and state, so running verify twice at the same instant changes nothing.
 Findings (problems only) are yielded one per line, then one ``summary`` record.
 """
 
@@ -28,6 +31,7 @@ BATCH = 500
 CONFIDENCE_TAU_DAYS = 60.0
 CONFIDENCE_FLOOR = 0.1
 MAX_LINE_CHARS = 500
+CONFIDENCE_FACTORS = {"stale": 0.7, "contradicted": 0.3}  # HaluMem's multipliers
 
 
 def _check(memory: "Memory") -> tuple[str | None, str | None]:
@@ -60,16 +64,17 @@ def _check(memory: "Memory") -> tuple[str | None, str | None]:
     return "stale", line
 
 
-def confidence_cap(age_days: float, older_than_days: float, stale: bool) -> float:
-    """The most confidence an unverified (or stale) memory of this age keeps.
+def confidence_cap(age_days: float, older_than_days: float, verification: str, *, ages: bool = True) -> float:
+    """The most confidence a memory of this age and verification state keeps (HaluMem: stale x0.7,
+    contradicted x0.3); ``ages`` is False for layers 1-2, which lose confidence only by their state.
 
-    >>> confidence_cap(10, 30, False), round(confidence_cap(90, 30, False), 3), round(confidence_cap(30, 30, True), 2)
-    (1.0, 0.368, 0.5)
+    >>> confidence_cap(10, 30, "unverified"), round(confidence_cap(90, 30, "unverified"), 3)
+    (1.0, 0.368)
+    >>> round(confidence_cap(30, 30, "stale"), 2), round(confidence_cap(1, 30, "contradicted"), 2)
+    (0.7, 0.3)
     """
-    cap = 1.0 if age_days <= older_than_days else math.exp(-(age_days - older_than_days) / CONFIDENCE_TAU_DAYS)
-    if stale:
-        cap *= 0.5
-    return max(CONFIDENCE_FLOOR, cap)
+    cap = 1.0 if not ages or age_days <= older_than_days else math.exp(-(age_days - older_than_days) / CONFIDENCE_TAU_DAYS)
+    return max(CONFIDENCE_FLOOR, cap * CONFIDENCE_FACTORS.get(verification, 1.0))
 
 
 def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None = None,
@@ -128,7 +133,8 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
         lowered = []
         for rowid, memory in rows:
             age = max(0.0, (now - parse_datetime(memory.created_at)).total_seconds() / 86400.0)
-            value = round(min(memory.confidence, confidence_cap(age, older_than_days, memory.verification == "stale")), 4)
+            value = round(min(memory.confidence, confidence_cap(age, older_than_days, memory.verification,
+                                                                  ages=memory.layer >= 3)), 4)
             if value < memory.confidence - 1e-6:
                 lowered.append((rowid, value))
         if lowered:

@@ -276,9 +276,11 @@ def _scoped_batch(store: "Store", sql: str, params: list[Any], *, scope: str | N
 
 def decay_candidates(store: "Store", *, scope: str | None, ids: Sequence[str] | None, created_before: str,
                      after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
-    """Unverified or stale memories of layers 3-4, not pinned, created before ``created_before``."""
-    sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid > ? AND m.layer >= 3 AND m.pinned = 0 "
-           "AND m.verification IN ('unverified', 'stale') AND m.created_at < ? AND m.status != 'archived'")
+    """Memories whose confidence may fall, not pinned, not archived: unverified ones of layers 3-4
+    created before ``created_before``, and stale or contradicted ones of any layer and age."""
+    sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid > ? AND m.pinned = 0 AND m.status != 'archived' "
+           "AND (m.verification IN ('stale', 'contradicted') OR (m.layer >= 3 AND m.verification = 'unverified' "
+           "AND m.created_at < ?))")
     return _scoped_batch(store, sql, [after_rowid, created_before], scope=scope, ids=ids, limit=limit)
 
 
