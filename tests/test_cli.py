@@ -201,8 +201,8 @@ def test_fts_syntax_and_sql_in_queries_never_raise():
 
 
 def test_pipe_to_head_exits_quietly():
-    for i in range(50):
-        add(f"memory number {i} about pipes and output")
+    added = run_mem("add", "-", input=jsonl(*({"text": f"memory number {i} about pipes and output"} for i in range(50))))
+    assert added.code == 0, added.stderr
     import subprocess, sys
     proc = subprocess.run(f"'{sys.executable}' -m mem search pipes -k 50 | head -1", shell=True, capture_output=True)
     assert proc.returncode == 0 and proc.stderr == b""

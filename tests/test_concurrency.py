@@ -6,9 +6,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import jsonl, run_mem
 
 
+@pytest.mark.slow  # eight processes at once
 def test_concurrent_writers_lose_nothing():
     writers, per_writer = 4, 60
     procs = []

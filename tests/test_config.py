@@ -5,20 +5,25 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_mem
+
 
 def mem(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "mem", *args], capture_output=True, env=env)
+    """``mem ARGS`` with ``env`` on top of the test's environment, its result as bytes."""
+    result = run_mem(*args, env=env)
+    return subprocess.CompletedProcess(args, result.code, result.stdout.encode(), result.stderr.encode())
 
 
 @pytest.fixture
-def file_env(tmp_path: Path, isolated_env: dict[str, str]) -> dict[str, str]:
+def file_env(tmp_path: Path, isolated_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """The isolated environment without the MEM_* variables conftest sets, so the file decides."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MEM_DB", "MEM_EMBEDDER", "MEM_SCOPE")}
+    for name in ("MEM_DB", "MEM_EMBEDDER", "MEM_SCOPE"):
+        monkeypatch.delenv(name)
+    env = dict(os.environ)
     folder = Path(isolated_env["XDG_CONFIG_HOME"]) / "mem"
     folder.mkdir(parents=True)
     (folder / "config.toml").write_text(

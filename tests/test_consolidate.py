@@ -7,6 +7,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import jsonl, run_mem
 
 T0 = "2026-01-01T00:00:00Z"
@@ -141,6 +143,7 @@ def test_llm_merge_falls_back_to_extractive_when_ollama_is_away() -> None:
     assert merge["method"] == "extractive" and "extractive merge used" in merge["note"]
 
 
+@pytest.mark.slow  # three processes at once
 def test_consolidate_while_two_processes_add() -> None:
     seed()
     run_mem("add", "--keep-near", "-", input=jsonl(*({"text": f"Background fact {i} about subsystem {i * 7}",

@@ -177,6 +177,7 @@ def test_pinned_or_constitutional_memory_is_not_superseded_but_contradicted() ->
     assert findings == [{**findings[0], "id": newer["id"], "other": pinned}]
 
 
+@pytest.mark.slow  # the whole supersession benchmark
 def test_contradiction_figures_on_the_labeled_set() -> None:
     import subprocess
     import sys

@@ -571,6 +571,7 @@ INSPECTOR = ["npx", "-y", "-p", "node@22", "-p", "@modelcontextprotocol/inspecto
 CONNECT = ["--connect-timeout", "60000"]  # a loaded CI machine can take more than the 15 s default
 
 
+@pytest.mark.slow  # fetches and runs Node and the Inspector
 @pytest.mark.skipif(shutil.which("npx") is None, reason="npx is not installed")
 def test_mcp_inspector_cli_lists_and_calls_tools() -> None:
     command = [*INSPECTOR, *CONNECT, sys.executable, "-m", "mem", "serve-mcp"]
