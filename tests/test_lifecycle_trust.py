@@ -311,3 +311,27 @@ def test_surprise_is_computed_at_intake_from_the_stored_centroids() -> None:
             assert stored == pytest.approx(expected, abs=1e-4) and stored != 0.5
     backup, penguins = (run_mem("get", o["id"]).records[0]["surprise"] for o in fresh)
     assert backup < penguins  # the familiar topic is less surprising than the new one
+
+
+# ------------------------------------------------------------------ 5. contradictions across scopes
+def test_verify_reports_a_global_fact_against_a_project_fact_without_superseding() -> None:
+    jenkins, redis_global = add({"text": "CI runs on Jenkins.", "scope": "global"},
+                                {"text": "The cache layer uses Memcached.", "scope": "global"})
+    actions, redis, other = add({"text": "We moved CI to GitHub Actions.", "scope": "shop"},
+                                {"text": "The cache layer uses Redis.", "scope": "shop"},
+                                {"text": "The cache layer uses Redis.", "scope": "blog"})
+    assert {o["status"] for o in (actions, redis, other)} == {"added"}  # nothing superseded across scopes
+    found = run_mem("verify", "--scope", "shop", "--now", T1)
+    assert found.code == 0, found.stderr  # reported, not a problem: a project may differ
+    conflicts = [r for r in found.records if r.get("finding") == "scope_conflict"]
+    assert {(c["id"], c["other"]) for c in conflicts} == {(actions["id"], jenkins["id"]), (redis["id"], redis_global["id"])}
+    cache = next(c for c in conflicts if c["id"] == redis["id"])
+    assert cache["values"] == [{"value": "redis", "other_value": "memcached"}]
+    assert found.records[-1]["scope_conflicts"] == 2 and found.records[-1]["problems"] == 0
+    everywhere = run_mem("verify", "--scope", "*", "--now", T1).records[-1]
+    assert everywhere["scope_conflicts"] == 3  # shop's two and blog's one
+    for memory_id in (jenkins["id"], redis_global["id"], actions["id"], redis["id"]):
+        got = run_mem("get", memory_id).records[0]
+        assert got["superseded_by"] is None and got["verification"] != "contradicted"
+    piped = run_mem("verify", "-", "--now", T1, input=jsonl({"id": other["id"]})).records
+    assert [r["id"] for r in piped if r.get("finding") == "scope_conflict"] == [other["id"]]

@@ -64,7 +64,8 @@ def verify(
     db: DbOption = None, scope: ScopeOption = None, now: NowOption = None, quiet: QuietOption = False,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Check memories against their source files (verified | stale | missing) and list open contradictions.
+    """Check memories against their source files (verified | stale | missing) and list open contradictions
+    and conflicts between global and project memories.
 
     One finding per line, then a summary. Exit 7 when it found a problem, 0 when clean.
 
@@ -88,7 +89,8 @@ def verify(
         emit(records(), table=use_table(fmt, json), ctx=ctx)
     _stderr(f"verify: {summary.get('checked', 0)} checked, {summary.get('verified', 0)} verified, "
             f"{summary.get('stale', 0)} stale, {summary.get('missing', 0)} missing, "
-            f"{summary.get('contradictions', 0)} contradictions, {summary.get('decayed', 0)} decayed", quiet)
+            f"{summary.get('contradictions', 0)} contradictions, "
+            f"{summary.get('scope_conflicts', 0)} conflicts with global, {summary.get('decayed', 0)} decayed", quiet)
     if summary.get("problems"):
         raise CheckFailed(f"verify found {summary['problems']} problem(s)", problems=summary["problems"])
 

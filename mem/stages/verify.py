@@ -3,7 +3,9 @@
 For each memory with a ``source`` file, the file's sha256 now is compared with ``source_hash``
 (taken at capture): ``verified`` | ``stale`` (with the current text of ``source_line`` when one
 is known; nothing new is stored, the line is only reported) | ``missing``. URLs are not fetched.
-Open contradictions (``contradicts`` edges between two live memories) are listed. Unverified or
+Open contradictions (``contradicts`` edges between two live memories) are listed, and so are
+conflicts between a ``global`` memory and a project's (``scope_conflict``; reported, not counted
+as problems: a project may override what holds elsewhere). Unverified or
 stale memories of layers 3-4 older than ``older_than_days`` lose confidence with age, and stale or
 contradicted ones (an open conflict) by their state, whatever their layer and age; never pinned ones:
 
@@ -31,6 +33,8 @@ BATCH = 500
 CONFIDENCE_TAU_DAYS = 60.0
 CONFIDENCE_FLOOR = 0.1
 MAX_LINE_CHARS = 500
+GLOBAL = "global"
+MAX_SCOPE_PAIRS = 5000  # candidate pairs looked at per project scope (bounded work on any database)
 CONFIDENCE_FACTORS = {"stale": 0.7, "contradicted": 0.3}  # HaluMem's multipliers
 
 
@@ -77,6 +81,36 @@ def confidence_cap(age_days: float, older_than_days: float, verification: str, *
     return max(CONFIDENCE_FLOOR, cap * CONFIDENCE_FACTORS.get(verification, 1.0))
 
 
+def scope_conflicts(ctx: "Context", scope: str | None, ids: Sequence[str] | None = None) -> Iterator[dict[str, Any]]:
+    """A ``global`` memory and a project memory that contradict each other: reported, never resolved
+    (a project may legitimately differ from what holds everywhere else). ``scope``: that project only
+    (every project against ``global`` when None or ``global``); ``ids``: pairs involving them only.
+    The test is the intake's own (``mem.enrich.assertions.supersedes``), on candidates from the index."""
+    from mem.enrich.assertions import supersedes
+    from mem.store import lifecycle as sql
+
+    store = ctx.store
+    projects = [s for s in sql.scopes(store) if s != GLOBAL] if scope in (None, GLOBAL) else [scope]
+    wanted = set(ids) if ids is not None else None
+    for project in projects:
+        pairs = sql.cross_scope_pairs(store, GLOBAL, project, MAX_SCOPE_PAIRS)
+        found = store.by_rowids({r for pair in pairs for r in pair})
+        for a, b in pairs:
+            general, local = found.get(a), found.get(b)
+            if general is None or local is None:
+                continue
+            if wanted is not None and not {general.id, local.id} & wanted:
+                continue
+            newer, older = (local, general) if (local.created_at, b) > (general.created_at, a) else (general, local)
+            clashes = supersedes(newer.text, older.text, newer.kind)
+            if not clashes:
+                continue
+            yield {"record": "finding", "finding": "scope_conflict", "id": local.id, "other": general.id,
+                   "scope": project, "other_scope": GLOBAL, "text": local.text, "other_text": general.text,
+                   "values": [{"value": mine.value, "other_value": theirs.value} for mine, theirs in
+                              ((n, o) if newer is local else (o, n) for n, o in clashes)]}
+
+
 def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None = None,
         older_than_days: float = 30.0) -> Iterator[dict[str, Any]]:
     """Yield one ``finding`` per problem, then a ``summary``; ``ids`` limits the check to those memories."""
@@ -87,7 +121,8 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
     scope = ctx.scope_filter(scope) if ids is None else None
     at = ctx.now_iso()
     now = ctx.now()
-    counts = {"checked": 0, "verified": 0, "stale": 0, "missing": 0, "contradictions": 0, "decayed": 0}
+    counts = {"checked": 0, "verified": 0, "stale": 0, "missing": 0, "contradictions": 0, "scope_conflicts": 0,
+              "decayed": 0}
     last = 0
     while True:
         rows = sql.with_source(store, scope=scope, ids=ids, after_rowid=last, limit=BATCH)
@@ -123,6 +158,9 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
         counts["contradictions"] += 1
         yield {"record": "finding", "finding": "contradiction", "id": newer, "other": older, "since": since,
                "text": a.text, "other_text": b.text}
+    for finding in scope_conflicts(ctx, scope, ids):
+        counts["scope_conflicts"] += 1
+        yield finding
     before = format_datetime(now - timedelta(days=older_than_days))
     last = 0
     while True:

@@ -225,6 +225,20 @@ def conflict_candidates(store: "Store", *, scope: str, keys: Iterable[tuple[str,
     return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
+def cross_scope_pairs(store: "Store", base: str, scope: str, limit: int) -> list[tuple[int, int]]:
+    """``(rowid in base, rowid in scope)`` of live memories whose indexed assertions share an attribute
+    and a subject or slot, or a value: the candidates for a conflict across two scopes (``base`` is
+    ``global``). At most ``limit`` pairs, lowest rowids first."""
+    live = ("SELECT 1 FROM memories m WHERE m.rowid = {} AND m.superseded_by IS NULL AND m.status != 'archived'")
+    joins = ["p.attribute = g.attribute AND p.subject = g.subject", "p.attribute = g.attribute AND p.slot = g.slot",
+             "p.value = g.value"]
+    selects = [f"SELECT g.memory_rowid AS a, p.memory_rowid AS b FROM assertions g JOIN assertions p "
+               f"ON p.scope = ? AND {on} WHERE g.scope = ? AND EXISTS ({live.format('g.memory_rowid')}) "
+               f"AND EXISTS ({live.format('p.memory_rowid')})" for on in joins]
+    sql = f"SELECT a, b FROM ({' UNION '.join(selects)}) ORDER BY a, b LIMIT ?"
+    return [(int(a), int(b)) for a, b in store.conn.execute(sql, [*[scope, base] * len(joins), limit])]
+
+
 def unasserted(store: "Store", *, scope: str | None, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
     """Memories whose assertions are not indexed yet, in rowid order after ``after_rowid`` (a cursor, so
     a caller that cannot index one still moves past it)."""
