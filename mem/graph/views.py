@@ -103,3 +103,48 @@ def _short(text: str, n: int = 60) -> str:
 def _clean(attrs: dict[str, Any]) -> dict[str, Any]:
     # GraphML has no null: leave missing attributes out rather than writing "None".
     return {k: v for k, v in attrs.items() if v is not None}
+
+
+def weighted_arrays(store: "Store", scope: str) -> tuple[Any, Any, Any]:
+    """The same graph as ``memory_graph`` (same layers, weights and fan rule) as arrays, for whole-scope
+    jobs at 100k memories where a networkx graph costs more than the algorithm run on it:
+    ``(rowids, pairs, weights)``: live rowids in order, (m, 2) int64 indexes into them (i < j, each
+    pair once) and the summed float64 weight of each pair."""
+    import numpy as np
+
+    rowids = np.asarray(sql.scope_live_rowids(store, scope), dtype=np.int64)
+    src: list[Any] = []
+    dst: list[Any] = []
+    weights: list[Any] = []
+    edges = sql.scope_edge_rows(store, scope)
+    if edges:
+        a, b, layer, w = zip(*edges)
+        factor = np.array([LAYER_WEIGHT.get(name, 1.0) for name in layer])
+        src.append(np.asarray(a, dtype=np.int64))
+        dst.append(np.asarray(b, dtype=np.int64))
+        weights.append(factor * np.maximum(0.0, np.asarray(w, dtype=np.float64)))
+    mentions = sql.scope_mention_rows(store, scope, ENTITY_FAN_MAX)
+    start = 0
+    while start < len(mentions):
+        entity, fan = mentions[start][0], mentions[start][1]
+        end = start
+        while end < len(mentions) and mentions[end][0] == entity:
+            end += 1
+        members = np.array([row[2] for row in mentions[start:end]], dtype=np.int64)
+        if len(members) >= 2:
+            i, j = np.triu_indices(len(members), k=1)
+            src.append(members[i])
+            dst.append(members[j])
+            weights.append(np.full(len(i), LAYER_WEIGHT["entity"] / math.log(1.0 + fan)))
+        start = end
+    if not src or not len(rowids):
+        return rowids, np.zeros((0, 2), dtype=np.int64), np.zeros(0)
+    s, d, w = np.concatenate(src), np.concatenate(dst), np.concatenate(weights)
+    si, di = np.searchsorted(rowids, s), np.searchsorted(rowids, d)
+    si_ok, di_ok = np.minimum(si, len(rowids) - 1), np.minimum(di, len(rowids) - 1)
+    keep = (rowids[si_ok] == s) & (rowids[di_ok] == d) & (s != d)  # both ends live in the scope
+    lo, hi, w = np.minimum(si, di)[keep], np.maximum(si, di)[keep], w[keep]
+    keys, inverse = np.unique(lo * len(rowids) + hi, return_inverse=True)
+    summed = np.bincount(inverse, weights=w, minlength=len(keys))
+    pairs = np.stack([keys // len(rowids), keys % len(rowids)], axis=1)
+    return rowids, pairs, summed

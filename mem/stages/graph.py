@@ -222,7 +222,7 @@ def timeline(ctx: "Context", *, entity_name: str | None = None, since: str | Non
 # ------------------------------------------------------------------------------- communities
 def communities(ctx: "Context", *, scope: str | None = None, recompute: bool = True,
                 min_size: int = 2) -> list[dict[str, Any]]:
-    """Detect communities (Louvain, or Leiden when installed) over the scope's graph and store them
+    """Detect communities (Leiden; Louvain where its wheels are missing) over the scope's graph and store them
     with centroids (mean member vector); ``recompute=False`` lists the stored ones."""
     scoped = ctx.scope_filter(scope)
     method = "stored"
@@ -240,17 +240,16 @@ def communities(ctx: "Context", *, scope: str | None = None, recompute: bool = T
 def _recompute_communities(ctx: "Context", scope: str, min_size: int) -> str:
     import numpy as np
 
-    from mem.graph.communities import detect
-    from mem.graph.views import memory_graph
+    from mem.graph.communities import detect_weighted
+    from mem.graph.views import weighted_arrays
 
-    graph = memory_graph(ctx.store, scope)
-    method, groups = detect(graph)
-    rowid_of = sql.scope_memory_ids(ctx.store, scope)
+    live, pairs, weights = weighted_arrays(ctx.store, scope)
+    method, groups = detect_weighted(len(live), pairs, weights)
     stored = []
     for group in groups:
         if len(group) < min_size:
             continue
-        rowids = sorted(rowid_of[m] for m in group if m in rowid_of)
+        rowids = [int(live[i]) for i in group]
         found, matrix = ctx.store.vectors_for(rowids)
         centroid = matrix.mean(axis=0).astype(np.float32) if found else None
         stored.append((rowids, centroid, _label(ctx, rowids)))

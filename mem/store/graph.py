@@ -469,6 +469,30 @@ def scope_mentions(store: "Store", scope: str | None) -> list[tuple[str, int, st
     return [(str(m), int(i), str(k), int(c)) for m, i, k, c in rows]
 
 
+def scope_edge_rows(store: "Store", scope: str) -> list[tuple[int, int, str, float]]:
+    """``(src rowid, dst rowid, layer, weight)`` of every edge between live memories of a scope."""
+    return store.conn.execute(
+        "SELECT a.rowid, b.rowid, e.layer, e.weight FROM edges e JOIN memories a ON a.id = e.src "
+        "JOIN memories b ON b.id = e.dst WHERE a.status != 'archived' AND b.status != 'archived' "
+        "AND a.scope = ? AND b.scope = ?", (scope, scope),
+    ).fetchall()
+
+
+def scope_mention_rows(store: "Store", scope: str, max_fan: int) -> list[tuple[int, int, int]]:
+    """``(entity id, mention count, memory rowid)`` for live memories of a scope, entities of fan <= max_fan,
+    grouped by entity."""
+    return store.conn.execute(
+        "SELECT e.id, e.mention_count, me.memory_rowid FROM memory_entities me JOIN entities e ON e.id = me.entity_id "
+        "JOIN memories m ON m.rowid = me.memory_rowid WHERE m.status != 'archived' AND m.scope = ? "
+        "AND e.mention_count <= ? ORDER BY e.id, me.memory_rowid", (scope, max_fan),
+    ).fetchall()
+
+
+def scope_live_rowids(store: "Store", scope: str) -> list[int]:
+    return [int(r[0]) for r in store.conn.execute(
+        "SELECT rowid FROM memories WHERE status != 'archived' AND scope = ? ORDER BY rowid", (scope,))]
+
+
 def scope_memory_ids(store: "Store", scope: str | None) -> dict[str, int]:
     """``id -> rowid`` of the live memories in a scope."""
     where = "status != 'archived'" + (" AND scope = ?" if scope is not None else "")
