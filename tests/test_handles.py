@@ -71,13 +71,13 @@ def test_handles_survive_export_and_import(mem, tmp_path: Path) -> None:
 def test_mcp_get_and_update_accept_a_handle(mem) -> None:
     import anyio
 
-    from tests.test_mcp import stdio_client, text
+    from tests.test_mcp import mcp_client, text
 
     mem("add", "-", input=_batch(5))
     handle = _table_handles(run_tty("list").output)[0]
 
     async def main() -> None:
-        async with stdio_client() as client:
+        async with mcp_client() as client:
             got = await client.call_tool("get", {"ids": handle})
             assert not got.is_error, text(got)
             assert handle in text(got) or "memory number" in text(got)

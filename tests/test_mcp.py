@@ -1,5 +1,7 @@
-"""``mem serve-mcp`` end to end: the real server in a subprocess, driven by the SDK's Client over
-stdio (and once over Streamable HTTP), plus raw JSON-RPC over pipes for the stdout-purity check."""
+"""``mem serve-mcp`` end to end, driven by the SDK's Client: the real server in a subprocess over
+stdio where the process matters (the core flow, roots and working directory, writes from another
+process), once over Streamable HTTP, raw JSON-RPC over pipes for the stdout-purity check; the
+tool-by-tool tests connect in memory to the same server built in this process (``mcp_client``)."""
 
 from __future__ import annotations
 
@@ -36,6 +38,28 @@ async def stdio_client(*args: str, env: dict[str, str] | None = None, cwd: Path 
         yield client
 
 
+@asynccontextmanager
+async def mcp_client(*args: str, **client_kw: Any):
+    """The server ``mem serve-mcp ARGS`` would serve, built in this process and connected in memory.
+
+    The same options (parsed by the command itself), engine, tools and resources as over stdio,
+    without starting an interpreter per test; ``stdio_client`` is for what needs the real process
+    and its pipes (the wire format, a working directory, other processes writing meanwhile).
+    """
+    from mcp import Client
+
+    from mem.cli import app
+    from mem.cli.serve import opened_server
+    import typer.main
+
+    options = typer.main.get_command(app).commands["serve-mcp"].make_context("serve-mcp", list(args)).params
+    assert not options["http"], "Streamable HTTP needs a real server: use _start_http"
+    with opened_server(profile=options["profile"], db=options["db"], scope=options["scope"],
+                       embedder=options["embedder"], now=options["now"]) as server:
+        async with Client(server, **client_kw) as client:
+            yield client
+
+
 def text(result: Any) -> str:
     return "\n".join(block.text for block in result.content if getattr(block, "text", None) is not None)
 
@@ -49,7 +73,7 @@ def call(fn: Any) -> Any:
 
 def test_default_profile_lists_core_tools_with_hints_under_8kb() -> None:
     async def main() -> None:
-        async with stdio_client() as client:
+        async with mcp_client() as client:
             listed = await client.list_tools()
             names = [t.name for t in listed.tools]
             for name in ("add", "search", "get", "update", "forget", "stats", "recent"):
@@ -132,7 +156,7 @@ def test_add_search_get_update_forget_over_stdio() -> None:
 
 def test_errors_are_tool_errors_and_the_server_keeps_serving() -> None:
     async def main() -> None:
-        async with stdio_client() as client:
+        async with mcp_client() as client:
             cases = [
                 ("get", {"ids": "ffffffff"}, "no memory"),
                 ("update", {"id": "ffffffff", "text": "whatever text"}, "no memory"),
@@ -188,7 +212,7 @@ def _has(stage: str) -> bool:
 @pytest.mark.skipif(not _has("graph"), reason="graph stage not installed")
 def test_link_and_graph_ops() -> None:
     async def main() -> None:
-        async with stdio_client() as client:
+        async with mcp_client() as client:
             added = await client.call_tool("add", {"memories": [
                 "The login outage was caused by an expired TLS certificate on auth.example.com",
                 "We renewed the TLS certificate for auth.example.com and logins work again",
@@ -226,7 +250,7 @@ def test_consolidate_verify_archive(tmp_path: Path) -> None:
     source.write_text("deploys go through ops/deploy.sh\n")
 
     async def main() -> None:
-        async with stdio_client() as client:
+        async with mcp_client() as client:
             added = await client.call_tool("add", {"memories": [
                 {"text": "Deploys go through the ops deploy script", "source": str(source), "source_line": 1},
                 "Postgres 16 is the main database for the billing service",
@@ -271,7 +295,7 @@ def test_scope_flag_and_cross_scope_reads(tmp_path: Path) -> None:
     assert run_mem("add", "--scope", "other", "Billing runs nightly at two").code == 0
 
     async def main() -> None:
-        async with stdio_client("--scope", "shop") as client:
+        async with mcp_client("--scope", "shop") as client:
             added = await client.call_tool("add", {"text": "Checkout uses Stripe"})
             memory_id = added.structured_content["outcomes"][0]["id"]
             got = await client.call_tool("get", {"ids": memory_id})
@@ -322,7 +346,7 @@ def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypa
 
 def test_memory_v3_profile() -> None:
     async def main() -> None:
-        async with stdio_client("--profile", "memory-v3") as client:
+        async with mcp_client("--profile", "memory-v3") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             core = {"add_memory", "get", "update", "forget", "search", "keyword_search", "stats", "list_recent",
                     "list_topics", "reindex", "check_integrity", "agent_sync", "set_governance_layer"}
@@ -372,7 +396,7 @@ def test_memory_v3_profile() -> None:
 @pytest.mark.skipif(not (_has("graph") and _has("consolidate") and _has("verify")), reason="graph/lifecycle missing")
 def test_memory_v3_graph_and_lifecycle_tools() -> None:
     async def main() -> None:
-        async with stdio_client("--profile", "memory-v3") as client:
+        async with mcp_client("--profile", "memory-v3") as client:
             ids = []
             for content in ("The login outage was caused by an expired TLS certificate on auth.example.com",
                             "We renewed the TLS certificate for auth.example.com and logins work again",

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
@@ -26,20 +29,29 @@ def serve_mcp(
 
     claude mcp add mem -- mem serve-mcp
     """
-    from mem.config import resolve_settings
     from mem.mcp import server as mcp_server
 
     mcp_server.setup_logging(verbose)
+    with opened_server(profile=profile, db=db, scope=scope, embedder=embedder, now=now) as server:
+        if http:
+            mcp_server.run_http(server, port=port, token=os.environ.get("MEM_MCP_TOKEN") or None)
+        else:
+            mcp_server.run_stdio(server)
+
+
+@contextmanager
+def opened_server(*, profile: str = "default", db: Path | None = None, scope: str | None = None,
+                  embedder: str | None = None, now: str | None = None) -> Iterator[Any]:
+    """The MCPServer ``serve-mcp`` serves for these options, its store open until the block ends."""
+    from mem.config import resolve_settings
+    from mem.mcp import server as mcp_server
+
     settings = resolve_settings(db=db, scope=None if scope == "*" else scope, embedder=embedder, now=now)
     # An explicit scope (flag, MEM_SCOPE, config file) wins over the client's roots.
     fixed = (scope if scope and scope != "*" else None) or os.environ.get("MEM_SCOPE") or settings.config.get("scope")
     engine = mcp_server.open_engine(settings, fixed_scope=fixed or None)
     try:
-        server = mcp_server.build(engine, profile)
-        if http:
-            mcp_server.run_http(server, port=port, token=os.environ.get("MEM_MCP_TOKEN") or None)
-        else:
-            mcp_server.run_stdio(server)
+        yield mcp_server.build(engine, profile)
     finally:
         engine.ctx.store.close()
 
