@@ -26,6 +26,18 @@ def _xdg(env: Mapping[str, str], name: str, fallback: str) -> Path:
     return Path(env.get("HOME") or Path.home()) / fallback
 
 
+DB_URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+def is_db_url(value: object) -> bool:
+    """True for a PostgreSQL connection URL, which ``MEM_DB``/``--db``/``db =`` may hold instead of a path.
+
+    >>> is_db_url("postgresql://me@db.example/mem"), is_db_url("/home/me/mem.db")
+    (True, False)
+    """
+    return isinstance(value, str) and value.startswith(DB_URL_SCHEMES)
+
+
 def default_db_path(env: Mapping[str, str]) -> Path:
     return _xdg(env, "XDG_DATA_HOME", ".local/share") / "mem" / "mem.db"
 
@@ -53,7 +65,7 @@ def parse_now(value: str) -> datetime:
 
 @dataclass(frozen=True)
 class Settings:
-    db_path: Path
+    db_path: Path | str  # a file, or a postgresql:// URL (is_db_url)
     embedder: str | None = None  # None: whatever the database is bound to, else DEFAULT_EMBEDDER
     scope: str = "global"
     scope_how: str = "default"  # "--scope", "MEM_SCOPE", "config file", or how the repository named it
@@ -96,7 +108,10 @@ def resolve_settings(
     env = os.environ if env is None else env
     cfg = load_config_file(env)
     db_value = db or env.get("MEM_DB") or cfg.get("db")
-    db_path = Path(db_value).expanduser() if db_value else default_db_path(env)
+    if is_db_url(str(db_value or "")):
+        db_path: Path | str = str(db_value)
+    else:
+        db_path = Path(db_value).expanduser() if db_value else default_db_path(env)
     scope_value, scope_how, repo = _resolve_scope(scope, env, cfg, cwd)
     now_value = now or env.get("MEM_NOW")
     return Settings(

@@ -27,6 +27,8 @@ from typing import Any, Iterator
 
 import pytest
 
+pytest_plugins = ["tests.pg_server"]  # the PostgreSQL server fixtures (pg_server, pg_url, backend)
+
 from mem.runtime import limit_blas_threads
 
 limit_blas_threads()  # what mem.cli.main does first, here before anything in this process imports numpy

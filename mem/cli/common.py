@@ -15,7 +15,7 @@ import typer
 from mem.cli.complete import complete_embedders, complete_formats, complete_scopes
 from mem.errors import BadInput, Exit, MemError
 
-DbOption = Annotated[Path | None, typer.Option("--db", envvar="MEM_DB", help="Database file [default: $XDG_DATA_HOME/mem/mem.db]", show_default=False)]
+DbOption = Annotated[str | None, typer.Option("--db", envvar="MEM_DB", help="Database file or postgresql:// URL [default: $XDG_DATA_HOME/mem/mem.db]", show_default=False)]
 ScopeOption = Annotated[str | None, typer.Option("--scope", "-s", help="Scope (project); '*' for every scope [default: git repo name, else 'global']", show_default=False, autocompletion=complete_scopes)]
 EmbedderOption = Annotated[str | None, typer.Option("--embedder", help="minilm | hash | ollama:MODEL [default: the database's, else minilm]", show_default=False, autocompletion=complete_embedders)]
 NowOption = Annotated[str | None, typer.Option("--now", help="Pretend the time is this ISO-8601 instant (env MEM_NOW)", show_default=False)]
@@ -80,7 +80,7 @@ def _silence_stdout() -> None:
 
 
 @contextmanager
-def open_context(db: Path | None, *, scope: str | None = None, embedder: str | None = None,
+def open_context(db: str | Path | None, *, scope: str | None = None, embedder: str | None = None,
                  now: str | None = None) -> Iterator[Any]:
     """Settings resolved once, the store opened, both closed on the way out."""
     from mem.config import resolve_settings

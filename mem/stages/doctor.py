@@ -93,6 +93,8 @@ def _database(settings: "Settings") -> tuple[list[Check], "Store | None", str | 
     from mem.store.migrations import LATEST
 
     path = settings.db_path
+    if isinstance(path, str):  # a postgresql:// URL
+        return _server(path)
     checks: list[Check] = []
     if path.is_dir():
         return [Check("database", FAIL, "store", f"{path} is a folder", "point --db or MEM_DB at a file")], None, None
@@ -131,13 +133,57 @@ def _database(settings: "Settings") -> tuple[list[Check], "Store | None", str | 
     return checks, store, store.embedder_name()
 
 
+def _server(url: str) -> tuple[list[Check], "Store | None", str | None]:
+    """A PostgreSQL database: the server, pgvector, mem's schema, the role's privileges."""
+    from mem.store import Store
+    from mem.store.migrations import LATEST
+    from mem.store.postgres import redact, server_facts
+
+    try:
+        facts = server_facts(url)
+    except Exception as exc:
+        return [Check("server", FAIL, "store", getattr(exc, "message", str(exc)), "see the message")], None, None
+    checks = [Check("server", OK, "store", f"PostgreSQL {facts['server']} at {redact(url)} as {facts['role']}, "
+                    f"TLS {'on' if facts['tls'] else 'off'}")]
+    creates = facts["create_on_database"]
+    if facts["vector"]:
+        checks.append(Check("pgvector", OK, "store", f"pgvector {facts['vector']} in {facts['database']}"))
+    elif facts["vector_available"]:
+        checks.append(Check("pgvector", OK if creates else FAIL, "store",
+                            f"pgvector {facts['vector_available']} available, not yet created in {facts['database']}",
+                            None if creates else "as the database owner or a superuser: CREATE EXTENSION vector;"))
+    else:
+        checks.append(Check("pgvector", FAIL, "store", "the server has no pgvector extension",
+                            "install pgvector on the server (packages: postgresql-NN-pgvector)"))
+    version = facts["schema"]
+    if version == LATEST:
+        checks.append(Check("schema", OK, "store", f"schema version {version} (latest)"))
+    elif version is not None and version > LATEST:
+        checks.append(Check("schema", FAIL, "store", f"schema version {version} is newer than this mem ({LATEST})",
+                            "upgrade mem: pip install --upgrade mem"))
+        return checks, None, None
+    else:
+        ok = facts["create_on_schema"]
+        checks.append(Check("schema", WARN if ok else FAIL, "store",
+                            f"schema version {version or 0}; this mem migrates it to {LATEST}",
+                            "any write command (e.g. 'mem stats') upgrades it" if ok else
+                            f"GRANT CREATE ON SCHEMA public TO {facts['role']}; (or run mem once as the owner)"))
+        return checks, None, None
+    try:
+        store = Store.open(url, create=False)
+    except Exception as exc:
+        checks.append(Check("open", FAIL, "store", getattr(exc, "message", str(exc)), "see the message"))
+        return checks, None, None
+    return checks, store, store.embedder_name()
+
+
 def _contents(store: "Store") -> Iterator[Check]:
     try:
         result, ms = _timed(store.integrity)
         if result == "ok":
-            yield Check("integrity", OK, "store", "PRAGMA integrity_check: ok", ms=ms)
+            yield Check("integrity", OK, "store", f"{store.integrity_check_name}: ok", ms=ms)
         else:
-            yield Check("integrity", FAIL, "store", f"PRAGMA integrity_check: {result}",
+            yield Check("integrity", FAIL, "store", f"{store.integrity_check_name}: {result}",
                         "mem export -o backup.jsonl, then import it into a new database")
     except Exception as exc:
         yield Check("integrity", FAIL, "store", f"integrity check failed to run: {exc}",

@@ -65,7 +65,14 @@ def _json(value: Any) -> str:
 
 
 class Store:
-    """An open database file. Use as a context manager: ``with Store.open(path) as store: ...``."""
+    """An open database file. Use as a context manager: ``with Store.open(path) as store: ...``.
+
+    ``path`` may instead be a ``postgresql://`` URL: ``open`` then returns the PostgreSQL store
+    (``mem.store.postgres.PgStore``), which shares this class's SQL through ``mem.store.dialect``.
+    """
+
+    backend = "sqlite"
+    integrity_check_name = "PRAGMA integrity_check"
 
     def __init__(self, conn: Any, path: Path) -> None:
         self.conn = conn
@@ -77,6 +84,12 @@ class Store:
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> "Store":
         """Open (and create, private to the user) the database at ``path``, migrated to the latest schema."""
+        from mem.config import is_db_url
+
+        if is_db_url(path):
+            from mem.store.postgres import PgStore
+
+            return PgStore.open(path, create=create)
         import sqlean
 
         path = Path(path)
@@ -138,16 +151,31 @@ class Store:
             )
         if version == LATEST:
             return
-        if not os.access(self.path, os.W_OK):
+        if not self._writable():
             raise StoreError(f"{self.path} needs a schema upgrade but is read-only", path=str(self.path))
         with self.write():
             version = self.schema_version()  # another process may have migrated while we waited
+            if version == 0:
+                self._before_migrations()
             for number in range(version + 1, LATEST + 1):
-                MIGRATIONS[number - 1](self.conn)
-                self.conn.execute(f"PRAGMA user_version = {number}")
+                self._run_migration(number)
+                self._set_schema_version(number)
 
+    # Schema bookkeeping: the parts of migrating that differ by backend (mem.store.postgres).
     def schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _writable(self) -> bool:
+        return os.access(self.path, os.W_OK)
+
+    def _before_migrations(self) -> None:
+        """What a new database needs before migration 1 (nothing, on SQLite)."""
+
+    def _run_migration(self, number: int) -> None:
+        MIGRATIONS[number - 1](self.conn)
+
+    def _set_schema_version(self, number: int) -> None:
+        self.conn.execute(f"PRAGMA user_version = {number}")
 
     def close(self) -> None:
         self.conn.close()
@@ -276,15 +304,21 @@ class Store:
         if replace:
             self._bump_vectors_epoch()
         f32 = np.ascontiguousarray(np.stack([np.asarray(v, dtype=np.float32) for _, _, v in rows]))
-        peaks = np.abs(f32).max(axis=1, keepdims=True)
-        peaks[peaks == 0] = 1.0
-        q = np.round(f32 * (127.0 / peaks)).astype(np.int8)  # per-vector int8 scale for the coarse vec0 index
         rowids = [rowid for rowid, _, _ in rows]
         self.conn.executemany("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)",
                               [(rowid, f32[i].tobytes()) for i, rowid in enumerate(rowids)])
+        self._index_vectors(rowids, [scope for _, scope, _ in rows], f32)
+
+    def _index_vectors(self, rowids: list[int], scopes: list[str], f32: "np.ndarray") -> None:
+        """The coarse KNN index entries of these vectors: vec0 int8 with a per-vector scale."""
+        import numpy as np
+
+        peaks = np.abs(f32).max(axis=1, keepdims=True)
+        peaks[peaks == 0] = 1.0
+        q = np.round(f32 * (127.0 / peaks)).astype(np.int8)
         self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(rowid,) for rowid in rowids])
         self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
-                              [(rowid, q[i].tobytes(), scope) for i, (rowid, scope, _) in enumerate(rows)])
+                              [(rowid, q[i].tobytes(), scope) for i, (rowid, scope) in enumerate(zip(rowids, scopes))])
 
     def log(self, at: str, op: str, memory_id: str | None, author: str | None, payload: dict[str, Any]) -> None:
         """Append one row to the changelog: every mutation leaves a trace."""
@@ -309,7 +343,7 @@ class Store:
         # Warm in-RAM matrices (other processes too) reload when this changes: see store/vectors.py.
         self.conn.execute(
             "INSERT INTO meta(key, value) VALUES ('vectors_epoch', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)"
+            "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"
         )
 
     def max_vector_rowid(self) -> int:
@@ -347,14 +381,21 @@ class Store:
         if not rowids:
             return
         try:
-            self.conn.execute("PRAGMA busy_timeout = 50")
-            marks = ",".join("?" * len(rowids))
-            self.conn.execute(
-                f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE rowid IN ({marks})",
-                [at, *rowids],
-            )
+            with self._short_wait():
+                marks = ",".join("?" * len(rowids))
+                self.conn.execute(
+                    f"UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE rowid IN ({marks})",
+                    [at, *rowids],
+                )
         except Exception:
             pass
+
+    @contextmanager
+    def _short_wait(self) -> Iterator[None]:
+        """Statements inside wait at most 50 ms for another writer's locks."""
+        self.conn.execute("PRAGMA busy_timeout = 50")
+        try:
+            yield
         finally:
             self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
 
@@ -657,15 +698,21 @@ class Store:
             "superseded": one("SELECT COUNT(*) FROM memories WHERE superseded_by IS NOT NULL"),
             "vectors": one("SELECT COUNT(*) FROM vectors"),
             "vec_index": one("SELECT COUNT(*) FROM memory_vec") if has_vec and self._has_table("memory_vec") else 0,
-            "fts": one("SELECT COUNT(*) FROM memory_fts_docsize"),
+            "fts": self._fts_rows(),
             "edges": one("SELECT COUNT(*) FROM edges"),
             "entities": one("SELECT COUNT(*) FROM entities"),
             "changelog": one("SELECT COUNT(*) FROM changelog"),
             "schema_version": self.schema_version(),
             "embedder": (self.embedder_id() or (None, None))[0],
             "dim": (self.embedder_id() or (None, None))[1],
-            "bytes": self.path.stat().st_size if self.path.exists() else 0,
+            "bytes": self._size_bytes(),
         }
+
+    def _fts_rows(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM memory_fts_docsize").fetchone()[0])
+
+    def _size_bytes(self) -> int:
+        return self.path.stat().st_size if self.path.exists() else 0
 
     def _has_table(self, name: str) -> bool:
         return self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() is not None

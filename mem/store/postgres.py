@@ -1,0 +1,467 @@
+"""The Store over PostgreSQL + pgvector: ``MEM_DB=postgresql://user@host/db``.
+
+Every Store method's SQL is shared with SQLite (``mem.store.dialect`` rewrites it); this module
+holds what differs:
+
+- the connection (psycopg 3, autocommit; ``write()`` opens the transaction and takes one
+  advisory lock, so writers from every process and machine commit one at a time: the changelog's
+  ``seq`` and the memories' ``rowid`` then grow in commit order, which is what the warm indexes
+  and ``mem sync`` rely on when they read "what is newer than what I saw");
+- the schema bookkeeping (``mem_schema`` instead of ``PRAGMA user_version``), the SQLite
+  migrations run through ``dialect.ddl_to_postgres`` plus ``EXTRAS`` per migration number;
+- full-text search: BM25 with FTS5's formula over PostgreSQL's lexemes (``to_tsvector``), from
+  postings, document lengths and term statistics tables that triggers keep current (not
+  ``ts_rank``, which is not BM25);
+- vectors: the float32 BLOB table as in SQLite, plus a pgvector ``vector(dim)`` column searched
+  exactly (a sequential scan ordered by cosine distance; see bench/README.md for why not HNSW).
+
+Errors: an unreachable server, refused credentials, a missing database, extension or privilege
+raise ``StoreError`` (exit 5) saying what to do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from mem.config import is_db_url as is_url  # noqa: F401  (Store.open asks it)
+from mem.errors import StoreError
+from mem.store import Store
+from mem.store.dialect import ddl_to_postgres, generated_key, skipped_name, to_postgres
+
+if TYPE_CHECKING:
+    import numpy as np
+
+FTS_CONFIG = "english"  # the text search configuration whose lexemes BM25 counts
+WRITE_LOCK = 0x6D656D  # advisory lock key ("mem") every write transaction takes
+CONNECT_TIMEOUT_S = 10
+K1, B = 1.2, 0.75  # FTS5's bm25() constants, so both backends score alike
+# What the PostgreSQL schema does its own way instead of the SQLite statements dialect.py skips.
+REPLACED = {
+    "memory_fts": "fts_postings, fts_docs and fts_terms, kept by the mem_fts_index trigger",
+    "memories_fts_insert": "mem_fts_index", "memories_fts_delete": "mem_fts_index",
+    "memories_fts_update": "mem_fts_index",
+    # fts_epoch tells a warm in-RAM term index (SQLite only) to reload; PostgreSQL scores in SQL.
+    "memories_fts_epoch_update": "no warm term index", "memories_fts_epoch_delete": "no warm term index",
+}
+
+
+def redact(url: str) -> str:
+    """``url`` without its password, for messages and ``mem stats``.
+
+    >>> redact("postgresql://me:secret@db:5432/mem")
+    'postgresql://me@db:5432/mem'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}@{host}" if parts.username else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+# ---------------------------------------------------------------------------------- connection
+class Cursor:
+    """The part of a DB-API cursor the Store uses, over a psycopg cursor."""
+
+    def __init__(self, raw: Any, lastrowid: int | None = None) -> None:
+        self.raw = raw
+        self.lastrowid = lastrowid
+
+    @property
+    def rowcount(self) -> int:
+        return int(self.raw.rowcount)
+
+    def fetchone(self) -> Any:
+        return self.raw.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        return self.raw.fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.raw)
+
+
+class Connection:
+    """A psycopg connection that takes the Store's SQLite-dialect SQL (``?`` placeholders)."""
+
+    def __init__(self, raw: Any, where: str) -> None:
+        self.raw = raw
+        self.where = where
+        self.total_changes = 0  # rows changed by INSERT/UPDATE/DELETE, as sqlite3's counter
+
+    @property
+    def in_transaction(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return self.raw.info.transaction_status != TransactionStatus.IDLE
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        query = to_postgres(sql)
+        key = generated_key(sql)
+        if key:
+            query += f" RETURNING {key}"
+        cursor = self.raw.cursor()
+        with self._errors():
+            cursor.execute(query, _params(params))
+        lastrowid = None
+        if key:
+            row = cursor.fetchone()
+            lastrowid = int(row[0]) if row else None
+        self._count(sql, cursor)
+        return Cursor(cursor, lastrowid)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> Cursor:
+        cursor = self.raw.cursor()
+        rows = [_params(r) for r in rows]
+        if rows:
+            with self._errors():
+                cursor.executemany(to_postgres(sql), rows)
+            self._count(sql, cursor)
+        return Cursor(cursor)
+
+    def run(self, statement: str, params: Sequence[Any] | None = None) -> Cursor:
+        """``statement`` as written (PostgreSQL dialect, ``%s`` placeholders when ``params``)."""
+        cursor = self.raw.cursor()
+        with self._errors():
+            cursor.execute(statement, None if params is None else _params(params))
+        return Cursor(cursor)
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def _count(self, sql: str, cursor: Any) -> None:
+        if cursor.rowcount > 0 and sql.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
+            self.total_changes += cursor.rowcount
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        import psycopg
+
+        try:
+            yield
+        except psycopg.errors.InsufficientPrivilege as exc:
+            raise StoreError(f"{self.where}: {exc.diag.message_primary or exc}; ask the database owner to "
+                             "GRANT that privilege to this role", path=self.where) from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"lost the connection to {self.where} ({_first_line(exc)}); nothing uncommitted was "
+                             "kept: check the server and run the command again", path=self.where) from None
+
+
+def _params(params: Sequence[Any]) -> list[Any]:
+    return [int(v) if isinstance(v, bool) else v for v in params]
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def connect(url: str) -> Connection:
+    """Connect, or raise StoreError naming what is wrong (server down, credentials, database)."""
+    try:
+        import psycopg
+        from psycopg.types.numeric import FloatLoader
+        from psycopg.types.string import StrDumper
+    except ImportError:
+        raise StoreError("PostgreSQL support is not installed: pip install 'mem[postgres]'") from None
+    where = redact(url)
+    try:
+        raw = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S, application_name="mem")
+    except psycopg.OperationalError as exc:
+        text = str(exc)
+        lower = text.lower()
+        if "password" in lower or "authentication" in lower or ("role" in lower and "does not exist" in lower):
+            hint = "check the user and password in the URL (or ~/.pgpass, PGPASSWORD)"
+        elif "does not exist" in lower and "database" in lower:
+            hint = "create it first (createdb, or CREATE DATABASE as its owner)"
+        else:
+            hint = "check that the server is running and the host, port and socket in the URL are right"
+        raise StoreError(f"cannot connect to {where}: {_first_line(exc)}; {hint}", path=where) from None
+    # Strings as text (not "unknown"), so parameters in expressions get a type; numeric as float,
+    # as SQLite returns SUM() of integers.
+    raw.adapters.register_dumper(str, StrDumper)
+    raw.adapters.register_loader("numeric", FloatLoader)
+    return Connection(raw, where)
+
+
+# ------------------------------------------------------------------------------------- schema
+# SQL functions with the meaning of the SQLite ones the shared SQL uses (on the JSON text columns).
+HELPERS = [
+    """CREATE OR REPLACE FUNCTION json_each(doc text) RETURNS TABLE(value text) LANGUAGE sql IMMUTABLE AS
+       $$ SELECT jsonb_array_elements_text(doc::jsonb) $$""",
+    """CREATE OR REPLACE FUNCTION json_extract(doc text, path text) RETURNS text LANGUAGE sql IMMUTABLE AS
+       $$ SELECT (doc::jsonb) #>> string_to_array(substr(path, 3), '.') $$""",
+    """CREATE OR REPLACE FUNCTION json_array_length(doc text) RETURNS bigint LANGUAGE sql IMMUTABLE AS
+       $$ SELECT jsonb_array_length(doc::jsonb)::bigint $$""",
+    """CREATE OR REPLACE FUNCTION json_insert(doc text, path text, item text) RETURNS text LANGUAGE sql IMMUTABLE AS
+       $$ SELECT CASE WHEN path = '$[#]' THEN (doc::jsonb || jsonb_build_array(item))::text END $$""",
+    """CREATE OR REPLACE FUNCTION mem_json_array(item text) RETURNS text LANGUAGE sql IMMUTABLE AS
+       $$ SELECT jsonb_build_array(item)::text $$""",
+]
+
+_FTS = [
+    'CREATE TABLE fts_postings (term TEXT COLLATE "C" NOT NULL, rowid BIGINT NOT NULL, tf DOUBLE PRECISION NOT NULL, '
+    "PRIMARY KEY (term, rowid))",
+    "CREATE INDEX fts_postings_rowid ON fts_postings(rowid)",
+    "CREATE TABLE fts_docs (rowid BIGINT PRIMARY KEY, len DOUBLE PRECISION NOT NULL)",
+    'CREATE TABLE fts_terms (term TEXT COLLATE "C" PRIMARY KEY, df BIGINT NOT NULL)',
+    "CREATE TABLE fts_totals (id INT PRIMARY KEY CHECK (id = 1), docs BIGINT NOT NULL, len DOUBLE PRECISION NOT NULL)",
+    "INSERT INTO fts_totals VALUES (1, 0, 0)",
+    # Text counts 1, tags 0.5 per occurrence (mem.store.fts.WEIGHTS); a document's length is its
+    # lexeme occurrences over both columns, as FTS5's is its tokens.
+    f"""CREATE FUNCTION mem_fts_index() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE size double precision;
+    BEGIN
+      IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        UPDATE fts_terms t SET df = t.df - 1 FROM fts_postings p WHERE p.rowid = OLD.rowid AND t.term = p.term;
+        UPDATE fts_totals SET docs = fts_totals.docs - 1, len = fts_totals.len - d.len FROM fts_docs d WHERE d.rowid = OLD.rowid AND fts_totals.id = 1;
+        DELETE FROM fts_postings WHERE rowid = OLD.rowid;
+        DELETE FROM fts_docs WHERE rowid = OLD.rowid;
+      END IF;
+      IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        INSERT INTO fts_postings(term, rowid, tf)
+          SELECT lexeme, NEW.rowid, SUM(w) FROM (
+            SELECT lexeme, cardinality(positions) * 1.0 AS w FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.text))
+            UNION ALL
+            SELECT lexeme, cardinality(positions) * 0.5 FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.tags))) x
+          GROUP BY lexeme;
+        INSERT INTO fts_terms(term, df) SELECT term, 1 FROM fts_postings WHERE rowid = NEW.rowid
+          ON CONFLICT (term) DO UPDATE SET df = fts_terms.df + 1;
+        SELECT COALESCE(SUM(cardinality(positions)), 0) INTO size FROM (
+            SELECT positions FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.text))
+            UNION ALL SELECT positions FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.tags))) x;
+        INSERT INTO fts_docs(rowid, len) VALUES (NEW.rowid, size);
+        UPDATE fts_totals SET docs = docs + 1, len = len + size WHERE id = 1;
+      END IF;
+      RETURN NULL;
+    END $$""",
+    "CREATE TRIGGER mem_fts_index AFTER INSERT OR DELETE OR UPDATE OF text, tags ON memories "
+    "FOR EACH ROW EXECUTE FUNCTION mem_fts_index()",
+]
+
+# Statements run after the SQLite migration of the same number (translated) on PostgreSQL.
+EXTRAS: dict[int, list[str]] = {1: _FTS}
+
+
+class MigrationConnection:
+    """What a migration function sees: its DDL translated statement by statement, FTS5 and
+    SQLite triggers left to ``EXTRAS`` (``skipped`` collects their names)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.skipped: list[str] = []
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor | None:
+        translated = ddl_to_postgres(sql)
+        if translated is None:
+            name = skipped_name(sql) or sql[:60]
+            if name not in REPLACED:
+                raise StoreError(f"migration statement has no PostgreSQL form; add one to mem.store.postgres: {sql[:80]}")
+            self.skipped.append(name)
+            return None
+        return self.conn.run(translated, params)
+
+
+# -------------------------------------------------------------------------------------- store
+class PgStore(Store):
+    """The Store on a PostgreSQL database (``Store.open`` picks it for a ``postgresql://`` URL)."""
+
+    backend = "postgresql"
+    integrity_check_name = "full-text index check"
+
+    @classmethod
+    def open(cls, path: Any, *, create: bool = True) -> "PgStore":  # type: ignore[override]
+        conn = connect(str(path))
+        store = cls(conn, conn.where)  # type: ignore[arg-type]
+        store.read_only = False
+        try:
+            store._migrate()
+            bound = store.embedder_id()
+            if bound is not None:
+                store._vec_dim = bound[1]
+        except Exception:
+            conn.close()
+            raise
+        return store
+
+    # ---------------------------------------------------------------------------- schema
+    def schema_version(self) -> int:
+        if self.conn.execute("SELECT to_regclass('mem_schema') IS NOT NULL").fetchone()[0] is False:
+            return 0
+        row = self.conn.execute("SELECT version FROM mem_schema").fetchone()
+        return int(row[0]) if row else 0
+
+    def _writable(self) -> bool:
+        return True
+
+    def _before_migrations(self) -> None:
+        """First connection: the vector extension, the SQLite-compatible functions, the version table."""
+        import psycopg
+
+        try:
+            self.conn.raw.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"{self.path}: cannot create the pgvector extension ({_first_line(exc)}); install pgvector on the "
+                "server and have the database owner or a superuser run: CREATE EXTENSION vector;",
+                path=self.path,
+            ) from None
+        for statement in HELPERS:
+            self.conn.run(statement)
+        self.conn.run("CREATE TABLE IF NOT EXISTS mem_schema (version INT NOT NULL)")
+
+    def _run_migration(self, number: int) -> None:
+        from mem.store.migrations import MIGRATIONS
+
+        MIGRATIONS[number - 1](MigrationConnection(self.conn))
+        for statement in EXTRAS.get(number, []):
+            self.conn.run(statement)
+
+    def _set_schema_version(self, number: int) -> None:
+        self.conn.execute("DELETE FROM mem_schema")
+        self.conn.execute("INSERT INTO mem_schema(version) VALUES (?)", (number,))
+
+    # ------------------------------------------------------------------------ transactions
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One write transaction holding the advisory write lock: writers commit one at a time."""
+        self.conn.execute("BEGIN")
+        try:
+            self.conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if not self.conn.raw.closed and self.conn.in_transaction:
+                try:
+                    self.conn.raw.execute("ROLLBACK")
+                except Exception:
+                    pass
+            raise
+
+    @contextmanager
+    def _short_wait(self) -> Iterator[None]:
+        """A transaction (without the write lock: access counts need no order) whose statements
+        wait at most 50 ms for row locks."""
+        self.conn.execute("BEGIN")
+        try:
+            self.conn.execute("SET LOCAL lock_timeout = '50ms'")
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if not self.conn.raw.closed and self.conn.in_transaction:
+                self.conn.raw.execute("ROLLBACK")
+            raise
+
+    # ------------------------------------------------------------------------------ vectors
+    def _create_vec_index(self, dim: int) -> None:
+        self.conn.run("DROP TABLE IF EXISTS memory_vec")
+        self.conn.run(
+            f'CREATE TABLE memory_vec (rowid BIGINT PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE, '
+            f'scope TEXT COLLATE "C" NOT NULL, embedding vector({int(dim)}) NOT NULL)'
+        )
+        self.conn.run("CREATE INDEX memory_vec_scope ON memory_vec(scope)")
+
+    def _index_vectors(self, rowids: list[int], scopes: list[str], f32: "np.ndarray") -> None:
+        self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(rowid,) for rowid in rowids])
+        self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, ?::vector, ?)",
+                              [(rowid, f32[i].tolist(), scopes[i]) for i, rowid in enumerate(rowids)])
+
+    def knn(self, query: "np.ndarray", k: int, scope: str | None) -> list[int]:
+        """Exact nearest neighbours by cosine distance (pgvector), nearest first."""
+        import numpy as np
+
+        if self._vec_dim is None or k <= 0:
+            return []
+        q = np.asarray(query, dtype=np.float32).tolist()
+        if scope is None:
+            rows = self.conn.execute("SELECT rowid FROM memory_vec ORDER BY embedding <=> ?::vector, rowid LIMIT ?", (q, k))
+        else:
+            rows = self.conn.execute("SELECT rowid FROM memory_vec WHERE scope = ? ORDER BY embedding <=> ?::vector, "
+                                     "rowid LIMIT ?", (scope, q, k))
+        return [int(r[0]) for r in rows]
+
+    # --------------------------------------------------------------------------- full text
+    def bm25_warm(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]] | None:
+        """BM25 of the OR of ``terms`` over PostgreSQL lexemes, in SQL, cold or warm (the search
+        stage asks here first): FTS5's formula and constants, column weights 1 and 0.5."""
+        return self.bm25_terms(terms, k, scope)
+
+    def bm25_terms(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]]:
+        """``(rowid, score)`` best first, ties by rowid; a quoted multi-word term counts its words."""
+        if k <= 0 or not terms:
+            return []
+        scoped = " JOIN memories m ON m.rowid = p.rowid AND m.scope = ?" if scope is not None else ""
+        sql = (
+            f"WITH q AS (SELECT DISTINCT lexeme FROM unnest(to_tsvector('{FTS_CONFIG}', ?))), "
+            "tot AS (SELECT docs, len / GREATEST(docs, 1) AS avgdl FROM fts_totals WHERE id = 1), "
+            "w AS (SELECT t.term, ln((tot.docs - t.df + 0.5) / (t.df + 0.5)) AS raw FROM fts_terms t "
+            "JOIN q ON q.lexeme = t.term CROSS JOIN tot WHERE t.df > 0) "
+            f"SELECT p.rowid, SUM(CASE WHEN w.raw <= 0 THEN 1e-6 ELSE w.raw END * p.tf * {K1 + 1} / "
+            f"(p.tf + {K1} * ({1 - B} + {B} * d.len / GREATEST(tot.avgdl, 1e-9)))) AS s "
+            f"FROM w JOIN fts_postings p ON p.term = w.term JOIN fts_docs d ON d.rowid = p.rowid{scoped} CROSS JOIN tot "
+            "GROUP BY p.rowid ORDER BY s DESC, p.rowid LIMIT ?"
+        )
+        params: list[Any] = [" ".join(t.replace("\x00", "") for t in terms)]
+        if scope is not None:
+            params.append(scope)
+        params.append(k)
+        return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, params)]
+
+    def bm25(self, match: str, k: int, scope: str | None) -> list[tuple[int, float]]:
+        """``bm25`` of an FTS5 OR-of-quoted-terms expression (what ``mem.text.fts_any`` builds)."""
+        return self.bm25_terms([t.replace('""', '"') for t in re.findall(r'"((?:[^"]|"")*)"', match)], k, scope)
+
+    def common_terms(self, terms: list[str]) -> set[str]:
+        return set()  # no pruning: every term is scored in SQL
+
+    def fts_rowids(self, match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:
+        return [r for r, _ in self.bm25(match, limit + len(exclude), scope) if r not in exclude][:limit]
+
+    # -------------------------------------------------------------------------------- stats
+    def _has_table(self, name: str) -> bool:
+        return bool(self.conn.execute("SELECT to_regclass(?) IS NOT NULL", (name,)).fetchone()[0])
+
+    def _fts_rows(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM fts_docs").fetchone()[0])
+
+    def _size_bytes(self) -> int:
+        return int(self.conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+
+    def integrity(self) -> str:
+        """PostgreSQL checks its own pages; what can drift here is the full-text index."""
+        missing = self.conn.execute(
+            "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM fts_docs d WHERE d.rowid = m.rowid)"
+        ).fetchone()[0]
+        return "ok" if not missing else f"{missing} memories missing from the full-text index"
+
+
+# ------------------------------------------------------------------------------------- doctor
+def server_facts(url: str) -> dict[str, Any]:
+    """What ``mem doctor`` reports about a server, read without creating or migrating anything:
+    version, role, TLS, pgvector (installed / available), mem's schema version, privileges."""
+    conn = connect(url)
+    try:
+        one = lambda sql, *p: conn.execute(sql, p).fetchone()  # noqa: E731
+        facts: dict[str, Any] = {
+            "server": one("SHOW server_version")[0],
+            "role": one("SELECT current_user")[0],
+            "database": one("SELECT current_database()")[0],
+            "tls": bool((one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()") or [False])[0]),
+            "vector": (one("SELECT extversion FROM pg_extension WHERE extname = 'vector'") or [None])[0],
+            "vector_available": (one("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'")
+                                 or [None])[0],
+            "create_on_database": one("SELECT has_database_privilege(current_database(), 'CREATE')")[0],
+            "create_on_schema": one("SELECT has_schema_privilege(current_schema(), 'CREATE')")[0],
+            "schema": None,
+        }
+        if one("SELECT to_regclass('mem_schema') IS NOT NULL")[0]:
+            row = one("SELECT version FROM mem_schema")
+            facts["schema"] = int(row[0]) if row else 0
+        return facts
+    finally:
+        conn.close()

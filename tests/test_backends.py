@@ -1,0 +1,127 @@
+"""The same CLI behaviour on SQLite and PostgreSQL: each test takes ``backend`` and runs on both.
+
+The commands run in process (Typer's runner) against a real SQLite file and a real PostgreSQL
+server (tests/pg_server.py); only what needs a process (the exit codes of a failed connection)
+spawns one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.conftest import jsonl
+
+
+class Result:
+    def __init__(self, code: int, stdout: str, stderr: str) -> None:
+        self.code, self.stdout, self.stderr = code, stdout, stderr
+
+    def __repr__(self) -> str:
+        return f"<exit {self.code}: {self.stderr.strip()[-400:]}>"
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def cli(*args: str, input: str | None = None) -> Result:
+    from mem.cli import app
+
+    result = CliRunner().invoke(app, list(args), input=input)
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Result(result.exit_code, result.stdout, result.stderr)
+
+
+def add(text: str, *extra: str) -> dict[str, Any]:
+    out = cli("add", text, *extra)
+    assert out.code == 0, out.stderr
+    return out.records[0]
+
+
+def hit_texts(query: str, *extra: str) -> list[str]:
+    out = cli("search", query, "--json", *extra)
+    assert out.code == 0, out.stderr
+    return [r["text"] for r in out.records]
+
+
+def test_add_search_get_update_forget_restore(backend: str) -> None:
+    redis = add("We chose Redis for the session cache because of its TTL support")
+    add("The billing service owner is Alice, ask her about invoices", "--tag", "billing")
+    add("Deploys run every Friday from the release branch")
+    assert hit_texts("which cache did we choose for sessions")[0].startswith("We chose Redis")
+    assert hit_texts("invoices owner")[0].startswith("The billing service owner")
+    got = cli("get", redis["id"], "--json").records
+    assert [r["id"] for r in got] == [redis["id"]]
+
+    assert cli("update", redis["id"], "--text", "We chose Memcached for the session cache").code == 0
+    assert hit_texts("session cache")[0] == "We chose Memcached for the session cache"
+    assert cli("forget", redis["id"]).code == 0
+    assert "We chose Memcached for the session cache" not in hit_texts("session cache")
+    assert cli("archive", "--restore", redis["id"]).code == 0
+    assert hit_texts("session cache")[0] == "We chose Memcached for the session cache"
+
+
+def test_tags_kinds_scopes_filter_alike(backend: str) -> None:
+    add("Use ruff for linting in every repository", "--tag", "tooling", "--scope", "alpha")
+    add("Use black for formatting in the legacy repository", "--tag", "legacy", "--scope", "beta")
+    assert hit_texts("repository", "--scope", "alpha") == ["Use ruff for linting in every repository"]
+    assert hit_texts("repository", "--scope", "*", "--tag", "legacy") == ["Use black for formatting in the legacy repository"]
+    listed = cli("list", "--json", "--scope", "*").records
+    assert {r["scope"] for r in listed} == {"alpha", "beta"}
+
+
+def test_correction_supersedes_and_search_hides_the_old_one(backend: str) -> None:
+    old = add("The billing service owner is Alice")
+    new = add("Actually the billing service owner is Bob now")
+    assert new.get("supersedes") == [old["id"]]
+    assert hit_texts("billing service owner")[0] == "Actually the billing service owner is Bob now"
+    assert "The billing service owner is Alice" not in hit_texts("billing service owner")
+    stored = cli("get", old["id"], "--json").records[0]
+    assert stored["superseded_by"] == new["id"]
+
+
+def test_graph_links_entities_and_neighbours(backend: str) -> None:
+    a = add("Alice moved the payments service to Kubernetes in March")
+    b = add("Alice said the payments service needs a new database")
+    assert cli("graph", "link", a["id"], b["id"]).code == 0
+    neighbours = cli("graph", "neighbors", a["id"], "--json").records
+    assert b["id"] in {r.get("id") for r in neighbours}
+    entities = cli("graph", "entities", "--json").records
+    assert any("alice" in str(r.get("key", "")).lower() for r in entities)
+    assert cli("graph", "stats", "--json").records[0]["edges"] >= 1
+
+
+def test_export_import_round_trip_and_changelog_since(backend: str, tmp_path) -> None:
+    first = add("The API gateway times out after 30 seconds")
+    add("Staging uses a copy of last week's production data", "--tag", "staging")
+    exported = cli("export").stdout
+    records = [json.loads(line) for line in exported.splitlines()]
+    assert {r["id"] for r in records if r.get("text")} >= {first["id"]}
+
+    other = tmp_path / "other.db"
+    imported = cli("import", "-", "--db", str(other), input=exported)
+    assert imported.code == 0, imported.stderr
+    again = cli("export", "--db", str(other)).stdout
+    texts = lambda dump: sorted(json.loads(l)["text"] for l in dump.splitlines() if json.loads(l).get("text"))  # noqa: E731
+    assert texts(again) == texts(exported)
+    # Importing the same file twice adds nothing (ids are kept).
+    cli("import", "-", "--db", str(other), input=exported)
+    assert cli("stats", "--db", str(other), "--json").records[0]["memories"] == 2
+
+    stats = cli("stats", "--json").records[0]
+    assert stats["changelog"] >= 2 and stats["memories"] == 2 and stats["fts"] == 2
+
+
+def test_jsonl_batch_and_duplicates(backend: str) -> None:
+    batch = jsonl(*({"text": f"Service number {i} listens on port {8000 + i}"} for i in range(20)),
+                  {"text": "Service number 3 listens on port 8003"})
+    out = cli("add", "-", input=batch)
+    assert out.code == 0, out.stderr
+    statuses = [r["status"] for r in out.records]
+    assert statuses.count("added") == 20 and statuses[-1] == "duplicate"
+    assert hit_texts("port 8017")[0] == "Service number 17 listens on port 8017"
