@@ -125,3 +125,12 @@ def test_jsonl_batch_and_duplicates(backend: str) -> None:
     statuses = [r["status"] for r in out.records]
     assert statuses.count("added") == 20 and statuses[-1] == "duplicate"
     assert hit_texts("port 8017")[0] == "Service number 17 listens on port 8017"
+
+
+def test_forget_purge_deletes_for_good(backend: str) -> None:
+    kept = add("The staging database password rotates every month")
+    gone = add("The old office wifi was called harbour-guest")
+    assert cli("forget", "--purge", gone["id"]).code == 0
+    assert cli("get", gone["id"], "--json").code == 3
+    assert "harbour" not in cli("export").stdout
+    assert cli("get", kept["id"], "--json").records[0]["id"] == kept["id"]

@@ -35,6 +35,9 @@ CHECKPOINT_TRIES = 5  # a reader in another process can hold the WAL back; retry
 @contextmanager
 def secure_deletes(store: "Store") -> Iterator[None]:
     """Deleted content is overwritten with zeros on this connection for the duration."""
+    if store.backend != "sqlite":  # PostgreSQL: dead rows are left to VACUUM (scrub_wal)
+        yield
+        return
     previous = int(store.conn.execute("PRAGMA secure_delete").fetchone()[0])
     store.conn.execute("PRAGMA secure_delete = ON")
     try:
@@ -66,11 +69,17 @@ def purge_memory(store: "Store", memory_id: str, *, at: str) -> None:
 
 def optimize_fts(store: "Store") -> None:
     """Inside the purge's write txn, after the deletes: rewrite the FTS index as one segment."""
+    if store.backend != "sqlite":  # PostgreSQL's postings are plain rows, deleted by its trigger
+        return
     store.conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')")
 
 
 def scrub_wal(store: "Store") -> bool:
-    """After the purge commits: copy the WAL into the file and truncate it; False when a reader held it back."""
+    """After the purge commits: copy the WAL into the file and truncate it; False when a reader held it back.
+    On PostgreSQL: VACUUM the tables that held the text (the server's WAL and backups are its own)."""
+    if store.backend != "sqlite":
+        store.conn.run("VACUUM memories, changelog, fts_postings, vectors")
+        return True
     for attempt in range(CHECKPOINT_TRIES):
         busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         if not busy:
