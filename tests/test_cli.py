@@ -137,7 +137,9 @@ def test_scope_isolation_and_star():
     assert {h["scope"] for h in both} == {"alpha", "beta"}
 
 
-def test_default_scope_is_git_repo_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_default_scope_is_the_git_repositorys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from mem.scope import repo_scope
+
     repo = tmp_path / "my-project"
     (repo / "src").mkdir(parents=True)
     (repo / ".git").mkdir()
@@ -150,9 +152,11 @@ def test_default_scope_is_git_repo_name(tmp_path: Path, monkeypatch: pytest.Monk
 
     mem("add", "a memory made in a repo", cwd=repo / "src")
     mem("add", "outside any repo", cwd=tmp_path)
-    assert [m["scope"] for m in mem("list", cwd=repo)] == ["my-project"]
+    name = repo_scope(repo).name  # no remote: "<folder>-<8 hex>", kept in the repository's git config
+    assert name.startswith("my-project-")
+    assert [m["scope"] for m in mem("list", cwd=repo)] == [name]
     assert [m["text"] for m in mem("list", cwd=tmp_path)] == ["outside any repo"]
-    assert [m["scope"] for m in mem("list", "--scope", "*", cwd=tmp_path)] == ["global", "my-project"]
+    assert [m["scope"] for m in mem("list", "--scope", "*", cwd=tmp_path)] == ["global", name]
 
 
 def test_filters_kind_tag_since_until():
