@@ -176,3 +176,47 @@ def test_doctor_checks_the_server(pg_url: str, pg_server: str, pg_empty_url: str
     checks = {r["check"]: r for r in map(json.loads, empty.stdout.splitlines())}
     assert empty.returncode == 5
     assert checks["pgvector"]["status"] == "fail" and "CREATE EXTENSION vector" in checks["pgvector"]["fix"]
+
+
+# ------------------------------------------------------------------------ row-level security
+def _readme_policy_sql() -> str:
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### Some scopes only, per role (row-level security)", 1)[1]
+    return section.split("```sql", 1)[1].split("```", 1)[0]
+
+
+def test_readme_policies_keep_a_role_to_its_scopes(pg_url: str) -> None:
+    import json
+    import os
+
+    import psycopg
+
+    from tests.test_backends import cli
+
+    ids = {}
+    for scope, text in (("payments", "Payments retries use exponential backoff up to 5 minutes"),
+                        ("infra", "The infra team rotates TLS certificates every 60 days"),
+                        ("secret", "The secret project codename is Bluebird")):
+        out = cli("add", text, "--db", pg_url, "--scope", scope)
+        assert out.code == 0, out
+        ids[scope] = out.records[0]["id"]
+    role = f"bob{os.getpid()}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(_readme_policy_sql().replace("bob", role))
+    as_role = re.sub(r"//[^@/]*@", f"//{role}@", pg_url)
+
+    listed = cli("list", "--json", "--db", as_role, "--scope", "*").records
+    assert {r["scope"] for r in listed} == {"payments", "infra"}
+    hits = cli("search", "project codename", "--json", "--db", as_role, "--scope", "*").records
+    assert ids["secret"] not in {h["id"] for h in hits}
+    assert cli("get", ids["secret"], "--db", as_role).code == 3
+    assert "Bluebird" not in cli("export", "--db", as_role, "--scope", "*").stdout
+    assert "Bluebird" not in json.dumps(cli("stats", "--json", "--db", as_role).records)
+    assert cli("add", "Payments settle at 02:00 UTC every night", "--db", as_role, "--scope", "payments").code == 0
+    refused = cli("add", "A note for the secret project", "--db", as_role, "--scope", "secret")
+    assert refused.code == 5, refused
+    # The owner still sees every scope.
+    assert {r["scope"] for r in cli("list", "--json", "--db", pg_url, "--scope", "*").records} == \
+        {"payments", "infra", "secret"}

@@ -45,6 +45,8 @@ def build_app() -> typer.Typer:
     doctor.register(app)
     from mem.cli import scope  # scopes that name repositories (issue #18)
     scope.register(app)
+    from mem.cli import sync  # mem sync OTHER (issue 17)
+    sync.register(app)
     return app
 
 

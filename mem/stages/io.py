@@ -10,15 +10,15 @@ from mem.records import Outcome
 from mem.stages import add
 
 if TYPE_CHECKING:
+    from mem.records import Memory
     from mem.stages.context import Context
+    from mem.store import Store
 
 
 def export(ctx: "Context", *, scope: str | None = None, since: str | None = None,
            include_archived: bool = True) -> Iterator[dict[str, Any]]:
     """Every memory (archived too by default) in creation order, each with the graph edges leaving
     it as ``links``; ``since`` filters on updated_at."""
-    from mem.store.graph import outgoing
-
     statuses = None if include_archived else ("active", "cold")
     last = 0
     while True:  # batches by rowid, so a huge export never holds one long read
@@ -27,14 +27,22 @@ def export(ctx: "Context", *, scope: str | None = None, since: str | None = None
         if not batch:
             return
         last = batch[-1][0]
-        memories = [m for _, m in batch if since is None or m.updated_at >= since]
-        links = outgoing(ctx.store, [m.id for m in memories])
-        for memory in memories:
-            record = memory.to_record()
-            if memory.id in links:
-                record["links"] = [{"to": dst, "layer": layer, "type": kind, "weight": weight, "created_at": at,
-                                    "origin": origin} for dst, layer, kind, weight, at, origin in links[memory.id]]
-            yield record
+        yield from records_of(ctx.store, [m for _, m in batch if since is None or m.updated_at >= since])
+
+
+def records_of(store: "Store", memories: list["Memory"]) -> list[dict[str, Any]]:
+    """Export records of ``memories``: each one's fields and the graph edges leaving it as ``links``."""
+    from mem.store.graph import outgoing
+
+    links = outgoing(store, [m.id for m in memories])
+    out = []
+    for memory in memories:
+        record = memory.to_record()
+        if memory.id in links:
+            record["links"] = [{"to": dst, "layer": layer, "type": kind, "weight": weight, "created_at": at,
+                                "origin": origin} for dst, layer, kind, weight, at, origin in links[memory.id]]
+        out.append(record)
+    return out
 
 
 def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]], *,
@@ -48,7 +56,7 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
     from mem.store.graph import restore_edges
 
     records = list(records)
-    edges = [edge for line, raw in records for edge in _links(raw, line, ctx.now_iso())]
+    edges = [edge for line, raw in records for edge in links_of(raw, ctx.now_iso(), line)]
     stripped = [(line, {k: v for k, v in raw.items() if k != "links"}) for line, raw in records]
     yield from add.run(ctx, stripped, add.AddOptions(redact=redact), keep_ids=True)
     if edges:
@@ -56,7 +64,7 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
             restore_edges(ctx.store, edges)
 
 
-def _links(raw: dict[str, Any], line: int, now: str) -> list[tuple[str, str, str, str, float, str, str]]:
+def links_of(raw: dict[str, Any], now: str, line: int | None = None) -> list[tuple[str, str, str, str, float, str, str]]:
     """The exported edges of one record as rows, or BadInput naming the line (checked before any write)."""
     links = raw.get("links")
     if links is None:

@@ -122,7 +122,7 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
     at = ctx.now_iso()
     now = ctx.now()
     counts = {"checked": 0, "verified": 0, "stale": 0, "missing": 0, "contradictions": 0, "scope_conflicts": 0,
-              "decayed": 0}
+              "sync_conflicts": 0, "decayed": 0}
     last = 0
     while True:
         rows = sql.with_source(store, scope=scope, ids=ids, after_rowid=last, limit=BATCH)
@@ -161,6 +161,7 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
     for finding in scope_conflicts(ctx, scope, ids):
         counts["scope_conflicts"] += 1
         yield finding
+    yield from _sync_conflicts(store, scope, ids, counts)
     before = format_datetime(now - timedelta(days=older_than_days))
     last = 0
     while True:
@@ -179,5 +180,23 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
             with store.write():
                 sql.set_confidence(store, lowered)
             counts["decayed"] += len(lowered)
-    problems = counts["stale"] + counts["missing"] + counts["contradictions"]
+    problems = counts["stale"] + counts["missing"] + counts["contradictions"] + counts["sync_conflicts"]
     yield {"record": "summary", "command": "verify", **counts, "problems": problems}
+
+
+def _sync_conflicts(store: Any, scope: str | None, ids: Sequence[str] | None,
+                    counts: dict[str, int]) -> Iterator[dict[str, Any]]:
+    """Memories ``mem sync`` found changed on both sides, open until edited again here (``mem.store.sync``)."""
+    from mem.store.sync import open_conflicts
+
+    for conflict in open_conflicts(store, None if ids is None else set(ids)):
+        if not store.exists(conflict["id"]):
+            continue
+        memory = store.get(conflict["id"])
+        if scope is not None and memory.scope != scope:
+            continue
+        counts["sync_conflicts"] += 1
+        other = conflict["other"] or {}
+        yield {"record": "finding", "finding": "sync_conflict", "id": memory.id, "since": conflict["at"],
+               "text": memory.text, "other_text": other.get("text"), "other_updated_at": other.get("updated_at"),
+               "kept": conflict["kept"], "peer": conflict["peer"]}

@@ -79,6 +79,7 @@ class Store:
         self.path = path
         self._vec_dim: int | None = None
         self._terms: Any = None  # mem.store.terms.TermIndex, made on the first BM25 search
+        self.sync_origin: str | None = None  # while ``mem sync`` applies another store's changes: its id
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -321,7 +322,9 @@ class Store:
                               [(rowid, q[i].tobytes(), scope) for i, (rowid, scope) in enumerate(zip(rowids, scopes))])
 
     def log(self, at: str, op: str, memory_id: str | None, author: str | None, payload: dict[str, Any]) -> None:
-        """Append one row to the changelog: every mutation leaves a trace."""
+        """Append one row to the changelog: every mutation leaves a trace (``sync_from`` on what a sync brought in)."""
+        if self.sync_origin is not None:
+            payload = {**payload, "sync_from": self.sync_origin}
         self.conn.execute(
             "INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, ?, ?, ?, ?)",
             (at, op, memory_id, author, _json(payload)),
