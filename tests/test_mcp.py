@@ -55,7 +55,8 @@ async def mcp_client(*args: str, **client_kw: Any):
     options = typer.main.get_command(app).commands["serve-mcp"].make_context("serve-mcp", list(args)).params
     assert not options["http"], "Streamable HTTP needs a real server: use _start_http"
     with opened_server(profile=options["profile"], db=options["db"], scope=options["scope"],
-                       embedder=options["embedder"], now=options["now"]) as server:
+                       embedder=options["embedder"], now=options["now"],
+                       allow_scope=options["allow_scope"] or ()) as server:
         async with Client(server, **client_kw) as client:
             yield client
 
@@ -291,8 +292,14 @@ def test_consolidate_verify_archive(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- scope
 
 
-def test_scope_flag_and_cross_scope_reads(tmp_path: Path) -> None:
-    assert run_mem("add", "--scope", "other", "Billing runs nightly at two").code == 0
+def test_scope_boundary_reads_and_writes_its_scope_and_reads_global(tmp_path: Path) -> None:
+    other_id = run_mem("add", "--scope", "other", "Billing runs nightly at two").records[0]["id"]
+    global_id = run_mem("add", "--scope", "global", "Standups are at ten every weekday").records[0]["id"]
+
+    async def refused(client: Any, name: str, args: dict[str, Any], words: str) -> None:
+        result = await client.call_tool(name, args)
+        assert result.is_error and words in text(result), (name, args, text(result))
+        assert "Billing" not in text(result)
 
     async def main() -> None:
         async with mcp_client("--scope", "shop") as client:
@@ -301,11 +308,64 @@ def test_scope_flag_and_cross_scope_reads(tmp_path: Path) -> None:
             got = await client.call_tool("get", {"ids": memory_id})
             assert got.structured_content["memories"][0]["scope"] == "shop"
             own = await client.call_tool("search", {"query": "billing nightly"})
-            assert all(h["scope"] == "shop" for h in own.structured_content["hits"])
+            assert {h["scope"] for h in own.structured_content["hits"]} <= {"shop"}
+            # another scope's id does not exist here, whatever the tool
+            for name, args in [("get", {"ids": other_id}), ("get", {"ids": other_id[:18]}),
+                               ("update", {"id": other_id, "text": "Billing runs at noon"}),
+                               ("forget", {"ids": other_id, "purge": True}),
+                               ("link", {"a": memory_id, "b": other_id}),
+                               ("graph", {"op": "neighbors", "id": other_id}),
+                               ("archive", {"ids": other_id})]:
+                await refused(client, name, args, "no memory")
+            for name, args in [("search", {"query": "billing", "scope": "*"}),
+                               ("search", {"query": "billing", "scope": "other"}),
+                               ("recent", {"scope": "other"}),
+                               ("add", {"text": "Billing moved to Fridays", "scope": "other"}),
+                               ("add", {"memories": [{"text": "Billing moved to Fridays", "scope": "other"}]}),
+                               ("consolidate", {"scope": "*"})]:
+                await refused(client, name, args, "shop")
+            # global: readable, not writable
+            standup = await client.call_tool("search", {"query": "standups weekday", "scope": "global"})
+            assert [h["id"] for h in standup.structured_content["hits"]] == [global_id]
+            assert (await client.call_tool("get", {"ids": global_id})).structured_content["count"] == 1
+            await refused(client, "update", {"id": global_id, "text": "Standups are at nine"}, "read-only")
+            await refused(client, "add", {"text": "Standups moved to nine", "scope": "global"}, "shop")
+            stats = await client.call_tool("stats", {})
+            assert stats.structured_content["by_scope"] == {"shop": 1, "global": 1}
+            assert stats.structured_content["memories"] == 2
+            assert "other" not in text(stats) and "path" not in stats.structured_content
+            assert str(tmp_path) not in text(stats)
+            resource = json.loads((await client.read_resource("mem://stats")).contents[0].text)
+            assert "other" not in resource["by_scope"] and "path" not in resource
+        async with mcp_client("--scope", "shop", "--allow-scope", "oth*") as client:
+            named = await client.call_tool("recent", {"scope": "other"})
+            assert [m["id"] for m in named.structured_content["memories"]] == [other_id]
+            moved = await client.call_tool("update", {"id": other_id, "add_tags": ["billing"]})
+            assert moved.structured_content["memories"][0]["tags"] == ["billing"]
+        async with mcp_client("--scope", "*") as client:  # unbounded: every scope, '*' included
             every = await client.call_tool("search", {"query": "billing nightly", "scope": "*"})
             assert "other" in {h["scope"] for h in every.structured_content["hits"]}
-            named = await client.call_tool("recent", {"scope": "other"})
-            assert [m["scope"] for m in named.structured_content["memories"]] == ["other"]
+
+    call(main)
+    assert run_mem("get", other_id).records[0]["text"] == "Billing runs nightly at two"
+
+
+def test_memory_v3_agent_sync_stays_in_scope_and_never_returns_purged_text() -> None:
+    run_mem("add", "--scope", "other", "Billing runs nightly at two")
+
+    async def main() -> None:
+        async with mcp_client("--profile", "memory-v3", "--scope", "shop") as client:
+            kept = await client.call_tool("add_memory", {"content": "Checkout uses Stripe for cards"})
+            gone = await client.call_tool("add_memory", {"content": "The Qzvortex coupon code lives in Redis"})
+            gone_id = gone.structured_content["outcomes"][0]["id"]
+            async with mcp_client("--scope", "shop") as default:
+                assert not (await default.call_tool("forget", {"ids": gone_id, "purge": True})).is_error
+            synced = await client.call_tool("agent_sync", {"agent_id": "reviewer"})
+            body = text(synced)
+            assert "Billing" not in body and "other" not in body and "Qzvortex" not in body
+            assert kept.structured_content["outcomes"][0]["id"] in body
+            assert (await client.call_tool("reindex", {})).is_error  # every scope: not for a scoped client
+            assert (await client.call_tool("get", {"memory_id": gone_id})).is_error
 
     call(main)
 
@@ -346,7 +406,7 @@ def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypa
 
 def test_memory_v3_profile() -> None:
     async def main() -> None:
-        async with mcp_client("--profile", "memory-v3") as client:
+        async with mcp_client("--profile", "memory-v3", "--scope", "*") as client:
             names = {t.name for t in (await client.list_tools()).tools}
             core = {"add_memory", "get", "update", "forget", "search", "keyword_search", "stats", "list_recent",
                     "list_topics", "reindex", "check_integrity", "agent_sync", "set_governance_layer"}
@@ -438,41 +498,60 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _start_http(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([*SERVE, "--http", "--port", str(port)], env={**os.environ, **env},
+def _start_http(port: int, env: dict[str, str], *args: str) -> tuple[subprocess.Popen[bytes], list[str]]:
+    """The server in a subprocess, once it answers on ``port``; its stderr lines collect in the list."""
+    proc = subprocess.Popen([*SERVE, "--http", "--port", str(port), *args], env={**os.environ, **env},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(lambda: proc.stderr.readline().decode(), "")),
+                     daemon=True).start()
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc
-        except OSError:
-            if proc.poll() is not None:
-                raise AssertionError(proc.stderr.read().decode())
-            time.sleep(0.1)
+        if any("Streamable HTTP at" in line for line in lines):
+            return proc, lines
+        if proc.poll() is not None:
+            time.sleep(0.2)
+            raise AssertionError("".join(lines))
+        time.sleep(0.1)
     proc.kill()
     raise AssertionError("server did not start")
 
 
-@pytest.mark.parametrize("token", [None, "s3cret-token"])
-def test_streamable_http_with_and_without_token(token: str | None) -> None:
+@pytest.mark.parametrize("auth", ["env", "generated", "no-auth"])
+def test_streamable_http_always_needs_a_token_unless_no_auth(auth: str) -> None:
     import httpx2
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     port = _free_port()
-    proc = _start_http(port, {"MEM_MCP_TOKEN": token} if token else {})
+    proc, stderr = _start_http(port, {"MEM_MCP_TOKEN": "s3cret-token"} if auth == "env" else {},
+                               *(["--no-auth"] if auth == "no-auth" else []))
     url = f"http://127.0.0.1:{port}/mcp"
     try:
+        time.sleep(0.3)  # the rest of the announcement
+        announced = "".join(stderr)
+        token = "s3cret-token" if auth == "env" else None
+        if auth == "generated":
+            config = json.loads(announced[announced.index("{"):announced.rindex("}") + 1])
+            token = config["servers"]["mem"]["headers"]["Authorization"].split()[1]
+            assert config["servers"]["mem"]["url"] == url and len(token) >= 32
+        if auth == "no-auth":
+            assert "WITHOUT AUTHENTICATION" in announced
+        else:
+            assert "WITHOUT" not in announced and ("s3cret-token" not in announced)
         probe = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        accept = {"accept": "application/json, text/event-stream"}
         if token:
-            bare = httpx2.post(url, json=probe, headers={"accept": "application/json, text/event-stream"})
-            assert bare.status_code == 401
-            wrong = httpx2.post(url, json=probe, headers={"authorization": "Bearer nope"})
-            assert wrong.status_code == 401
+            for headers in ({}, {"authorization": "Bearer nope"}, {"authorization": token},
+                            {"authorization": f"Basic {token}"}):
+                assert httpx2.post(url, json=probe, headers={**accept, **headers}).status_code == 401
+        # the Host check stays on behind the token
+        forged = httpx2.post(url, json=probe, headers={**accept, "host": "evil.example",
+                                                        **({"authorization": f"Bearer {token}"} if token else {})})
+        assert forged.status_code in (400, 403, 421)
 
         async def main() -> None:
-            headers = {"authorization": f"Bearer {token}"} if token else {}
+            headers = {"authorization": f"bEaReR {token}"} if token else {}  # the scheme is case-insensitive
             async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
                 async with Client(streamable_http_client(url, http_client=http)) as client:
                     added = await client.call_tool("add", {"text": "HTTP clients share the same store"})
@@ -485,6 +564,17 @@ def test_streamable_http_with_and_without_token(token: str | None) -> None:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)
     assert out == b""  # nothing on stdout, even over HTTP
+
+
+def test_http_on_a_busy_port_exits_2_with_a_message() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        started = time.monotonic()
+        result = run_mem("serve-mcp", "--http", "--port", str(port), timeout=30)
+    assert result.code == 2 and f"port {port}" in result.error["message"] and "--port" in result.error["message"]
+    assert result.stdout == "" and time.monotonic() - started < 10
 
 
 # --------------------------------------------------------------------------- stdout purity
@@ -622,3 +712,25 @@ def test_help_does_not_import_mcp() -> None:
     code = "import sys; from mem.cli import app; print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_mcp_modules_import_each_other_without_cycles() -> None:
+    """Every import between mem.mcp modules, function-level ones included, points one way."""
+    import ast
+
+    folder = Path(__file__).resolve().parent.parent / "mem" / "mcp"
+    graph: dict[str, set[str]] = {}
+    for path in folder.glob("*.py"):
+        edges = graph.setdefault(path.stem, set())
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "mem.mcp":
+                edges.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mem.mcp."):
+                edges.add(node.module.split(".")[2])
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in graph.get(start, ()))
+
+    cycles = sorted(m for m in graph if reaches(m, m, {m}))
+    assert cycles == [], f"import cycle through {cycles}"
+    assert "tools" not in graph["optional"] and "boundary" in graph["engine"]

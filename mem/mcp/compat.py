@@ -11,14 +11,16 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from mcp.server.mcpserver import Context
 
-from mem.mcp import render, tools
+from mem.mcp import render
+from mem.mcp.calls import DESTRUCTIVE, READ, WRITE, do_add, do_recent, do_search, do_stats, registrar
 from mem.mcp.engine import Engine, tool_error
 from mem.mcp.render import Hits, Memories, Outcomes
-from mem.mcp.tools import READ, WRITE, DESTRUCTIVE, registrar
 from mem.records import KINDS
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
+
+    from mem.mcp.boundary import Boundary
 
 class Extracted(TypedDict):
     summary: dict[str, Any]
@@ -49,24 +51,33 @@ def kind_of(content_type: str | None) -> tuple[str | None, list[str]]:
     return content_type, []
 
 
-def do_agent_sync(engine: Engine, agent_id: str) -> dict[str, Any]:
-    """Changelog entries this agent has not seen yet (oldest first), then remember how far it read."""
+def do_agent_sync(engine: Engine, boundary: "Boundary", agent_id: str) -> dict[str, Any]:
+    """Changelog entries this agent has not seen yet (oldest first), then remember how far it read.
+
+    A bounded session sees only entries of memories it may read: a purged memory's tombstone has no
+    scope left, so only an unbounded session sees it; entries about no memory (reindex) stay.
+    """
     from mem.store.agent_sync import changelog_after
 
     store = engine.ctx.store
     key = AGENT_KEY.format(agent_id)
     seen = int(store.get_meta(key) or 0)
-    entries = changelog_after(store, seen, SYNC_LIMIT)
-    if entries:
+
+    def visible(scope: str | None, memory_id: str | None) -> bool:
+        if memory_id is None or not boundary.bounded:
+            return True
+        return scope is not None and boundary.can_read(scope)
+
+    entries, last = changelog_after(store, seen, SYNC_LIMIT, visible)
+    if last > seen:
         with store.write():
-            store.set_meta(key, str(entries[-1]["seq"]))
-    more = len(entries) == SYNC_LIMIT
-    return {"agent_id": agent_id, "from_seq": seen, "to_seq": entries[-1]["seq"] if entries else seen,
-            "count": len(entries), "more": more, "entries": entries}
+            store.set_meta(key, str(last))
+    return {"agent_id": agent_id, "from_seq": seen, "to_seq": last, "count": len(entries),
+            "more": len(entries) == SYNC_LIMIT, "entries": entries}
 
 
-def do_topics(engine: Engine, limit: int) -> dict[str, Any]:
-    counts = engine.ctx.store.counts()
+def do_topics(engine: Engine, boundary: "Boundary", limit: int) -> dict[str, Any]:
+    counts = do_stats(engine, boundary)
     topics = [{"content_type": kind, "count": n, "source": "kind"} for kind, n in counts["by_kind"].items()][:limit]
     return {"count": len(topics), "topics": topics}
 
@@ -75,9 +86,12 @@ def do_integrity(engine: Engine) -> dict[str, Any]:
     return {"db_integrity": engine.ctx.store.integrity(), "schema_version": engine.ctx.store.schema_version()}
 
 
-def do_reindex(engine: Engine) -> dict[str, Any]:
+def do_reindex(engine: Engine, boundary: "Boundary") -> dict[str, Any]:
     from mem.config import DEFAULT_EMBEDDER
     from mem.stages import io
+
+    if boundary.bounded:
+        raise tool_error(f"reindex re-embeds every scope and {boundary.describe()}; run 'mem reindex' instead")
 
     ctx = engine.ctx
     name = ctx.settings.embedder or ctx.store.embedder_name() or DEFAULT_EMBEDDER
@@ -122,36 +136,43 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                          structure_type: str | None = None) -> Outcomes:
         """Store a memory (protected = pinned, never decays). Returns its id; secrets are rejected."""
         kind, extra = kind_of(content_type)
-        where = await engine.scope(ctx, None)
+        boundary = await engine.boundary(ctx)
+        where = await engine.scope(ctx, None, use="write")
         record: dict[str, Any] = {"text": content, "kind": kind, "tags": (tags or []) + extra or None,
                                   "source": source, "author": author, "pinned": protected or None,
                                   "confidence": confidence, "layer": governance_layer}
         if structure_type:
             record["meta"] = {"structure_type": structure_type}
-        outcomes = await engine.call(tools.do_add, engine, where, [{k: v for k, v in record.items() if v is not None}],
-                                     {}, False, False)
+        outcomes = await engine.call(do_add, engine, boundary, where,
+                                     [{k: v for k, v in record.items() if v is not None}], {}, False, False)
         if outcomes[0].status == "rejected":
             raise tool_error(f"not stored: {outcomes[0].reason}")
         return render.outcomes_result(outcomes)
 
     @tool(READ)
-    async def get(memory_id: str) -> Memories:
+    async def get(ctx: Context, memory_id: str) -> Memories:
         """One memory by id (or unique prefix)."""
-        return render.memories_result(await engine.call(memories.get, engine.ctx, [memory_id]))
+        boundary = await engine.boundary(ctx)
+        found = await engine.call(lambda: memories.get(engine.ctx, [boundary.resolve(engine.ctx.store, memory_id)]))
+        return render.memories_result(found)
 
     @tool(WRITE, idempotent=True)
-    async def update(memory_id: str, content: str | None = None, tags: list[str] | None = None,
+    async def update(ctx: Context, memory_id: str, content: str | None = None, tags: list[str] | None = None,
                      protected: bool | None = None, governance_layer: int | None = None,
                      structure_type: str | None = None) -> Memories:
         """Update a memory's content (re-embedded), tags (replaced), protected flag or governance layer."""
+        boundary = await engine.boundary(ctx)
+        memory_id = await engine.call(boundary.resolve, engine.ctx.store, memory_id, write=True)
         memory = await engine.call(memories.update, engine.ctx, memory_id, text=content, tags=tags, pinned=protected,
                                    layer=governance_layer,
                                    meta={"structure_type": structure_type} if structure_type else None)
         return render.memories_result([memory])
 
     @tool(DESTRUCTIVE)
-    async def forget(memory_id: str, reason: str = "manual") -> Outcomes:
+    async def forget(ctx: Context, memory_id: str, reason: str = "manual") -> Outcomes:
         """Archive a memory (restorable; nothing is deleted)."""
+        boundary = await engine.boundary(ctx)
+        memory_id = await engine.call(boundary.resolve, engine.ctx.store, memory_id, write=True)
         outcomes = await engine.call(memories.forget, engine.ctx, [memory_id])
         for o in outcomes:
             o["reason"] = reason
@@ -162,24 +183,24 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     async def search(ctx: Context, query: str, limit: int = 10, content_type: str | None = None) -> Hits:
         """Hybrid search: BM25 + vectors + ACT-R priors, ranked."""
         kind, extra = kind_of(content_type)
-        where = await engine.scope(ctx, None)
-        hits = await engine.call(tools.do_search, engine, text=query, k=max(1, min(limit, 1000)), scope=where,
+        boundary = await engine.boundary(ctx)
+        hits = await engine.call(do_search, engine, text=query, k=max(1, min(limit, 1000)), scope=boundary.home,
                                  kinds=[kind] if kind else [], tags=extra)
-        return render.hits_result(hits, why=False)
+        return render.hits_result(boundary.keep_hits(hits), why=False)
 
     @tool(READ)
     async def keyword_search(ctx: Context, keywords: str, limit: int = 10) -> Hits:
         """Pure BM25 keyword search: exact terms, file names, error codes."""
-        where = await engine.scope(ctx, None)
-        hits = await engine.call(tools.do_search, engine, text=keywords, k=max(1, min(limit, 1000)), scope=where,
+        boundary = await engine.boundary(ctx)
+        hits = await engine.call(do_search, engine, text=keywords, k=max(1, min(limit, 1000)), scope=boundary.home,
                                  channels=["bm25"])
-        return render.hits_result(hits, why=False)
+        return render.hits_result(boundary.keep_hits(hits), why=False)
 
     # ---------------------------------------------------------------- system
     @tool(READ)
-    async def stats() -> dict[str, Any]:
+    async def stats(ctx: Context) -> dict[str, Any]:
         """Memory system statistics."""
-        return render.report_result(await engine.call(tools.do_stats, engine))
+        return render.report_result(await engine.call(do_stats, engine, await engine.boundary(ctx)))
 
     @tool(READ)
     async def list_recent(ctx: Context, hours: int = 24, limit: int = 20) -> Memories:
@@ -190,17 +211,17 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
             raise tool_error("hours must be >= 1 and limit 1-1000")
         where = await engine.scope(ctx, None)
         since = format_datetime(engine.ctx.now() - timedelta(hours=hours))
-        return render.memories_result(await engine.call(tools.do_recent, engine, where, limit, [], [], since, None))
+        return render.memories_result(await engine.call(do_recent, engine, where, limit, [], [], since, None))
 
     @tool(READ)
-    async def list_topics(limit: int = 20) -> dict[str, Any]:
+    async def list_topics(ctx: Context, limit: int = 20) -> dict[str, Any]:
         """Topic clusters (memory counts by kind)."""
-        return render.report_result(await engine.call(do_topics, engine, limit))
+        return render.report_result(await engine.call(do_topics, engine, await engine.boundary(ctx), limit))
 
     @tool(WRITE, idempotent=True)
-    async def reindex(force: bool = False) -> dict[str, Any]:
+    async def reindex(ctx: Context, force: bool = False) -> dict[str, Any]:
         """Re-embed every memory with the current embedder (always a full pass)."""
-        return render.report_result(await engine.call(do_reindex, engine))
+        return render.report_result(await engine.call(do_reindex, engine, await engine.boundary(ctx)))
 
     @tool(READ)
     async def check_integrity() -> dict[str, Any]:
@@ -208,17 +229,20 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         return render.report_result(await engine.call(do_integrity, engine))
 
     @tool(WRITE)
-    async def agent_sync(agent_id: str) -> dict[str, Any]:
+    async def agent_sync(ctx: Context, agent_id: str) -> dict[str, Any]:
         """Changelog entries this agent has not seen yet; advances its offset."""
         if not agent_id.strip():
             raise tool_error("agent_id must be a non-empty string")
-        return render.report_result(await engine.call(do_agent_sync, engine, agent_id.strip()))
+        boundary = await engine.boundary(ctx)
+        return render.report_result(await engine.call(do_agent_sync, engine, boundary, agent_id.strip()))
 
     @tool(WRITE, idempotent=True)
-    async def set_governance_layer(memory_id: str, layer: int) -> Memories:
+    async def set_governance_layer(ctx: Context, memory_id: str, layer: int) -> Memories:
         """Change governance layer (1-4); layer 1 also pins the memory."""
         if layer not in (1, 2, 3, 4):
             raise tool_error("layer must be 1-4")
+        boundary = await engine.boundary(ctx)
+        memory_id = await engine.call(boundary.resolve, engine.ctx.store, memory_id, write=True)
         memory = await engine.call(memories.update, engine.ctx, memory_id, layer=layer,
                                    pinned=True if layer == 1 else None)
         return render.memories_result([memory])

@@ -1,5 +1,5 @@
 """What every tool shares: one open Context for the life of the server, serialized stage calls,
-the scope a call works in, and MemError -> tool error.
+the scope boundary a call works in, and MemError -> tool error.
 
 The stages are synchronous and share one SQLite connection and one loaded embedder, so calls run
 one at a time on a worker thread (the event loop keeps reading requests meanwhile). No read
@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlparse
 from mem.errors import MemError
 
 if TYPE_CHECKING:
+    from mem.mcp.boundary import Boundary
     from mem.stages.context import Context
 
 log = logging.getLogger(__name__)
@@ -35,11 +36,12 @@ class Engine:
     >>> await engine.call(None, memories.get, engine.ctx, ["0192"])  # doctest: +SKIP
     """
 
-    def __init__(self, ctx: "Context", *, fixed_scope: str | None) -> None:
+    def __init__(self, ctx: "Context", *, fixed_scope: str | None, allow: tuple[str, ...] = ()) -> None:
         self.ctx = ctx
         self.fixed_scope = fixed_scope  # --scope / MEM_SCOPE / config: never overridden by roots
+        self.allow = allow  # --allow-scope patterns: more scopes a bounded session may read and write
         self._limiter: Any = None
-        self._roots_scope: dict[int, str] = {}  # per client session
+        self._roots_scope: dict[int, str | None] = {}  # per client session
 
     # ------------------------------------------------------------------ calls
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -56,27 +58,46 @@ class Engine:
             raise ToolError(error.message) from None
 
     # ------------------------------------------------------------------ scope
-    async def scope(self, mcp_ctx: Any, requested: str | None) -> str:
-        """The scope one call works in: the one asked for ('*' = every scope), else the server's.
+    async def boundary(self, mcp_ctx: Any) -> "Boundary":
+        """The scopes this call's session may reach (``mem.mcp.boundary``).
 
-        The server's scope is ``--scope`` (or MEM_SCOPE / config) when given; otherwise the
-        client's first root (its git repository's name, else the folder's name), asked once per
-        session; otherwise the server's working directory (git repository name, else 'global').
+        Its home scope is ``--scope`` (or MEM_SCOPE / config) when given; otherwise the client's
+        first root (its git repository's name, else the folder's name), asked once per session;
+        either bounds the session. Otherwise the server's working directory (git repository name,
+        else 'global') is only the default, and every scope is reachable.
         """
-        if requested is not None:
-            requested = requested.strip()
-            if not requested:
-                raise tool_error("scope must be a non-empty string, or '*' for every scope")
-            return requested
+        from mem.mcp.boundary import Boundary
+
         if self.fixed_scope:
-            return self.fixed_scope
+            return Boundary.of(self.fixed_scope, bounded=True, allow=self.allow)
         session = _session_of(mcp_ctx)
-        if session is None:
-            return self.ctx.settings.scope
-        key = id(session)
-        if key not in self._roots_scope:
-            self._roots_scope[key] = await self._scope_from_roots(mcp_ctx, session) or self.ctx.settings.scope
-        return self._roots_scope[key]
+        if session is not None:
+            key = id(session)
+            if key not in self._roots_scope:
+                self._roots_scope[key] = await self._scope_from_roots(mcp_ctx, session)
+            if self._roots_scope[key]:
+                return Boundary.of(self._roots_scope[key], bounded=True, allow=self.allow)
+        return Boundary.of(self.ctx.settings.scope, bounded=False)
+
+    def sessionless_boundary(self) -> "Boundary":
+        """For what gets no session (a static resource): --scope's boundary, else the working
+        directory's scope, bounded unless --allow-scope '*' (a client's roots cannot be asked here)."""
+        from mem.mcp.boundary import Boundary
+
+        return Boundary.of(self.fixed_scope or self.ctx.settings.scope, bounded=True, allow=self.allow)
+
+    async def scope(self, mcp_ctx: Any, requested: str | None, *, use: str = "read") -> str:
+        """The scope one call works in, checked against the session's boundary.
+
+        ``use`` is ``read`` (any readable scope; '*' when unbounded), ``write`` (one writable scope)
+        or ``sweep`` (a job that writes over many memories: one writable scope, or '*' when unbounded).
+        """
+        boundary = await self.boundary(mcp_ctx)
+        check = {"read": boundary.read_scope, "write": boundary.write_scope, "sweep": boundary.sweep_scope}[use]
+        try:
+            return check(requested)
+        except MemError as error:
+            raise tool_error(error.message) from None
 
     async def _scope_from_roots(self, mcp_ctx: Any, session: Any) -> str | None:
         import anyio

@@ -1,6 +1,7 @@
-"""Resources: ``mem://memory/{id}`` (one memory as JSON) and ``mem://stats``."""
+"""Resources: ``mem://memory/{id}`` (one memory as JSON) and ``mem://stats``.
 
-from __future__ import annotations
+No ``from __future__ import annotations``: the SDK finds the Context parameter by its annotation.
+"""
 
 from typing import TYPE_CHECKING
 
@@ -16,14 +17,17 @@ def register(server: "MCPServer", engine: "Engine") -> None:
 
     from mem.errors import MemError
     from mem.mcp import render
-    from mem.mcp.tools import do_stats
+    from mcp.server.mcpserver import Context
+
+    from mem.mcp.calls import do_stats
     from mem.stages import memories
 
     @server.resource("mem://memory/{id}", name="memory", mime_type="application/json",
                      description="One memory by id (or unique prefix)")
-    async def memory(id: str) -> str:
+    async def memory(id: str, ctx: Context) -> str:
+        boundary = await engine.boundary(ctx)
         try:
-            found = await engine.call(memories.get, engine.ctx, [id])
+            found = await engine.call(lambda: memories.get(engine.ctx, [boundary.resolve(engine.ctx.store, id)]))
         except Exception as exc:  # engine.call turned MemError into ToolError: a resource error here
             raise ResourceError(str(exc)) from None
         return orjson.dumps(render.plain(found[0])).decode("utf-8")
@@ -32,7 +36,7 @@ def register(server: "MCPServer", engine: "Engine") -> None:
                      description="Counts by status, scope, kind and layer")
     async def stats() -> str:
         try:
-            report = await engine.call(do_stats, engine)
+            report = await engine.call(do_stats, engine, engine.sessionless_boundary())
         except MemError as exc:
             raise ResourceError(exc.message) from None
         return orjson.dumps(report).decode("utf-8")

@@ -7,11 +7,16 @@ stderr too, so nothing a native library prints can reach the wire.
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import logging
 import os
+import socket
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
+
+from mem.errors import Exit, MemError
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer
@@ -75,7 +80,7 @@ def build(engine: "Engine", profile: str = "default") -> "MCPServer":
     return server
 
 
-def open_engine(settings: "Settings", *, fixed_scope: str | None) -> "Engine":
+def open_engine(settings: "Settings", *, fixed_scope: str | None, allow: tuple[str, ...] = ()) -> "Engine":
     """Open the store and load the embedder now, so the first call is as fast as the rest."""
     from mem.mcp.engine import Engine
     from mem.stages.context import Context
@@ -90,43 +95,94 @@ def open_engine(settings: "Settings", *, fixed_scope: str | None) -> "Engine":
     with stdout_to_stderr():
         ctx.use_embedder(ctx.embedder)  # loads (and binds on an empty database) once, here
         ctx.embedder.embed(["warm up"])
-    return Engine(ctx, fixed_scope=fixed_scope)
+    return Engine(ctx, fixed_scope=fixed_scope, allow=allow)
 
 
 def run_stdio(server: "MCPServer") -> None:
     server.run("stdio")
 
 
-def run_http(server: "MCPServer", *, port: int, token: str | None) -> None:
-    """Streamable HTTP on 127.0.0.1 only, at /mcp; a bearer token is required when ``token`` is set."""
+class PortInUse(MemError):
+    """``--port`` names a port something else listens on: a bad argument (exit 2), said plainly."""
+
+    exit = Exit.USAGE
+    code = "port_in_use"
+
+
+def bind_port(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:``port``, taken before the embedder loads so a busy port fails at once."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart right after a stop binds at once
+    try:
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            raise PortInUse(f"port {port} on 127.0.0.1 is {'in use' if exc.errno == errno.EADDRINUSE else 'not allowed'}"
+                            f"; pick another with --port", port=port) from None
+        raise PortInUse(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}", port=port) from None
+    return sock
+
+
+def client_config(url: str, token: str) -> str:
+    """The snippet a client needs (VS Code / Cursor style), for the one-time announcement on stderr."""
+    import json
+
+    return json.dumps({"servers": {"mem": {"type": "http", "url": url,
+                                           "headers": {"Authorization": f"Bearer {token}"}}}}, indent=2)
+
+
+def run_http(server: "MCPServer", listener: socket.socket, *, token: str | None, no_auth: bool = False) -> None:
+    """Streamable HTTP on 127.0.0.1 only, at /mcp, behind a bearer token.
+
+    Without ``token`` (MEM_MCP_TOKEN) a random one is made and printed once on stderr with the
+    client configuration; ``no_auth`` serves without one, after a warning. The SDK's Host and
+    Origin checks (DNS rebinding protection for 127.0.0.1) stay on either way.
+    """
+    import secrets
+
     import anyio
     import uvicorn
 
+    port = listener.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
     app: Any = server.streamable_http_app(host="127.0.0.1")
-    if token:
+    if no_auth:
+        note = (" WITHOUT AUTHENTICATION (--no-auth): any local process or user can read and change "
+                "every memory this server reaches")
+    else:
+        made = token is None
+        token = token or secrets.token_urlsafe(32)
         app = BearerGate(app, token)
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False,
-                            log_level="warning", lifespan="on")
-    sys.stderr.write(f"mem: MCP over Streamable HTTP at http://127.0.0.1:{port}/mcp"
-                     f"{' (bearer token required)' if token else ''}\n")
+        note = " (bearer token required)"
+        if made:
+            note += (f"\nmem: MEM_MCP_TOKEN is not set; this run's token (shown once):\n{token}\n"
+                     f"mem: client configuration:\n{client_config(url, token)}")
+    config = uvicorn.Config(app, log_config=None, access_log=False, log_level="warning", lifespan="on")
+    sys.stderr.write(f"mem: MCP over Streamable HTTP at {url}{note}\n")
     sys.stderr.flush()
-    anyio.run(uvicorn.Server(config).serve)
+    anyio.run(functools.partial(uvicorn.Server(config).serve, sockets=[listener]))
 
 
 class BearerGate:
-    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>``, else 401."""
+    """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` (scheme in any case), else 401."""
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode("utf-8")
+        self.expected = token.encode("utf-8")
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    def allows(self, header: bytes) -> bool:
         import hmac
 
+        scheme, _, given = header.strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(given.strip(), self.expected)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = b'{"error":"unauthorized: send Authorization: Bearer <MEM_MCP_TOKEN>"}'
+            if not self.allows(given):
+                body = b'{"error":"unauthorized: send Authorization: Bearer <token>"}'
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"www-authenticate", b'Bearer realm="mem"'),

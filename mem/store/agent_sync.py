@@ -5,6 +5,7 @@ Kept out of ``mem/store/__init__.py`` to avoid edit conflicts; still the only pl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -13,18 +14,32 @@ if TYPE_CHECKING:
     from mem.store import Store
 
 
-def changelog_after(store: "Store", seq: int, limit: int) -> list[dict[str, Any]]:
-    """Changelog rows with ``seq`` greater than the one given, oldest first, at most ``limit``.
+def changelog_after(store: "Store", seq: int, limit: int,
+                    visible: Callable[[str | None, str | None], bool] | None = None) -> tuple[list[dict[str, Any]], int]:
+    """Changelog rows with ``seq`` greater than the one given, oldest first: at most ``limit`` rows that
+    ``visible(scope, memory_id)`` keeps (scope None: the memory is gone), and the last seq read.
 
-    >>> changelog_after(store, 0, 100)[0]["op"]   # doctest: +SKIP
+    >>> changelog_after(store, 0, 100)[0][0]["op"]   # doctest: +SKIP
     'add'
     """
-    rows = store.conn.execute(
-        "SELECT seq, at, op, memory_id, author, payload FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?",
-        (seq, limit),
-    ).fetchall()
-    return [{"seq": r[0], "at": r[1], "op": r[2], "memory_id": r[3], "author": r[4], "payload": orjson.loads(r[5])}
-            for r in rows]
+    out: list[dict[str, Any]] = []
+    last = seq
+    while len(out) < limit:
+        rows = store.conn.execute(
+            "SELECT c.seq, c.at, c.op, c.memory_id, c.author, c.payload, m.scope FROM changelog c "
+            "LEFT JOIN memories m ON m.id = c.memory_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?",
+            (last, limit),
+        ).fetchall()
+        if not rows:
+            break
+        for r in rows:
+            last = int(r[0])
+            if visible is None or visible(r[6], r[3]):
+                out.append({"seq": r[0], "at": r[1], "op": r[2], "memory_id": r[3], "author": r[4],
+                            "payload": orjson.loads(r[5])})
+                if len(out) == limit:
+                    break
+    return out, last
 
 
 def last_seq(store: "Store") -> int:
