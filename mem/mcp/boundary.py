@@ -96,29 +96,30 @@ class Boundary:
         return scope
 
     # ------------------------------------------------------------------ ids
-    def resolve(self, store: "Store", prefix: str, *, write: bool = False) -> str:
-        """The full id of a memory this session may read (or write); others are "not found".
-
-        An ambiguous prefix names only the candidates inside the boundary.
-        """
+    def resolve(self, store: "Store", typed: str, *, write: bool = False) -> str:
+        """The full id for a handle or id prefix, when this session may read (or write) the memory;
+        any other memory is "not found", and an ambiguous one names only candidates inside the boundary."""
         if not self.bounded:
-            return store.resolve_id(prefix)
-        from mem.store.scoped import ids_with_prefix
+            return store.resolve_id(typed)
+        from mem.store.scoped import scopes_of
 
-        wanted = prefix.strip().lower()
-        if len(wanted) < 4:
-            raise BadInput(f"id prefix {wanted!r} is too short: give at least 4 characters", id=wanted)
-        candidates = ids_with_prefix(store, wanted)
+        try:
+            candidates = [store.resolve_id(typed)]
+        except Ambiguous as exc:
+            candidates = list(exc.fields.get("candidates") or [])
+        scopes = scopes_of(store, candidates)
         allowed = self.can_write if write else self.can_read
-        found = [i for i, scope in candidates if allowed(scope)]
-        if not found:
-            if write and any(self.can_read(s) for _, s in candidates):
-                raise OutOfScope(f"memory {wanted} is read-only here: {self.describe()}")
-            raise NotFound(f"no memory {wanted}", id=wanted)
-        if len(found) > 1:
-            raise Ambiguous(f"id prefix {wanted} is ambiguous: {', '.join(found[:5])}{' ...' if len(found) > 5 else ''}",
-                            id=wanted, candidates=found[:5])
-        return found[0]
+        inside = [c for c in candidates if allowed(scopes.get(c, ""))]
+        wanted = typed.strip().lower()
+        if len(inside) == 1:
+            return inside[0]
+        if inside:
+            shown = store.handles(inside)
+            raise Ambiguous(f"id {wanted} is ambiguous: {', '.join(shown[c] for c in inside)}", id=wanted,
+                            candidates=inside)
+        if write and any(self.can_read(scopes.get(c, "")) for c in candidates):
+            raise OutOfScope(f"memory {wanted} is read-only here: {self.describe()}")
+        raise NotFound(f"no memory {wanted}", id=wanted)
 
     def resolve_all(self, store: "Store", prefixes: Iterable[str], *, write: bool = False) -> list[str]:
         return [self.resolve(store, p, write=write) for p in prefixes]

@@ -11,9 +11,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mem.store import Store
 
-PREFIX_CANDIDATES = 50  # ids sharing a prefix read at once; the boundary keeps the visible ones
-
-
 def scopes_of(store: "Store", memory_ids: Iterable[str]) -> dict[str, str]:
     """``{id: scope}`` for the ids that exist."""
     ids = list(dict.fromkeys(memory_ids))
@@ -24,13 +21,6 @@ def scopes_of(store: "Store", memory_ids: Iterable[str]) -> dict[str, str]:
         out.update((str(i), str(s)) for i, s in store.conn.execute(
             f"SELECT id, scope FROM memories WHERE id IN ({marks})", chunk))
     return out
-
-
-def ids_with_prefix(store: "Store", prefix: str) -> list[tuple[str, str]]:
-    """``(id, scope)`` of the memories whose id starts with ``prefix`` (at most PREFIX_CANDIDATES)."""
-    return [(str(i), str(s)) for i, s in store.conn.execute(
-        "SELECT id, scope FROM memories WHERE id >= ? AND id < ? ORDER BY id LIMIT ?",
-        (prefix, prefix + "\uffff", PREFIX_CANDIDATES))]
 
 
 def scope_names(store: "Store") -> list[str]:
