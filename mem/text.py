@@ -85,3 +85,34 @@ def fts_query(text: str, max_terms: int = MAX_QUERY_TERMS) -> str | None:
     """
     terms = content_terms(text)[:max_terms]
     return fts_any(terms) if terms else None
+
+
+# Characters a terminal acts on or hides: C0 and C1 controls and DEL (ESC starts CSI, OSC 0/8/52
+# sequences; CR overwrites a line), Unicode format characters (bidi overrides and isolates,
+# zero-width spaces, soft hyphen, BOM, tags), and the line/paragraph separators. ZWNJ and ZWJ stay:
+# scripts and emoji need them and they move no text. The Cf list is Unicode 15's (a test holds
+# it to unicodedata).
+_UNSAFE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e"
+    "\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f]"
+)
+_UNSAFE_LINE = re.compile(_UNSAFE.pattern[:-1] + "\n]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def visible(text: str, *, newlines: bool = True) -> str:
+    """``text`` for a terminal: every control, escape and invisible format character shown as a
+    ``repr``-style escape, so text from a memory can never move the cursor, retitle the window,
+    write the clipboard or hide a link. Newlines stay unless ``newlines=False`` (one-line messages).
+    Only for display: JSON output keeps the exact text.
+
+    >>> visible("ok\\x1b]0;pwned\\x07 \\u202egnp.exe")
+    'ok\\\\x1b]0;pwned\\\\x07 \\\\u202egnp.exe'
+    """
+    return (_UNSAFE if newlines else _UNSAFE_LINE).sub(_escape, text)

@@ -33,7 +33,9 @@ def _stderr_is_tty() -> bool:
 def report(error: MemError) -> None:
     """One line on stderr: readable on a terminal, a JSON object otherwise."""
     if _stderr_is_tty():
-        sys.stderr.write(f"mem: error: {error.message}\n")
+        from mem.text import visible  # a message may quote a memory, an id or a path: no raw escapes
+
+        sys.stderr.write(f"mem: error: {visible(error.message, newlines=False)}\n")
     else:
         from mem.jsonl import dumps
 

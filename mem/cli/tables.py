@@ -31,16 +31,10 @@ _CHANNEL_SHORT = {"semantic": "sem", "bm25": "bm", "entity": "ent", "temporal": 
 
 
 def shown(value: Any) -> str:
-    """A memory string made safe for a terminal (control characters visible), when that helper exists."""
-    return _visible(str(value))
+    """A memory string made safe for a terminal: control, escape and bidi characters visible (``mem.text.visible``)."""
+    from mem.text import visible
 
-
-def _visible(text: str) -> str:
-    try:
-        from mem.text import visible  # type: ignore[attr-defined]
-    except ImportError:
-        return "".join(c if c.isprintable() or c == "\n" else f"\\x{ord(c):02x}" for c in text)
-    return str(visible(text))
+    return visible(str(value))
 
 
 def status_of(row: Mapping[str, Any]) -> str:
@@ -93,6 +87,10 @@ class Cells:
         self.now = now
 
     def __call__(self, row: Mapping[str, Any], column: str) -> str:
+        """The cell, escaped for the terminal whatever its path (an unparsable time comes back as given)."""
+        return shown(self._cell(row, column))
+
+    def _cell(self, row: Mapping[str, Any], column: str) -> str:
         if column == "status":
             return status_of(row)
         if column == "when":
