@@ -17,10 +17,24 @@ def add(text: str, *args: str, now: str = T0) -> str:
     return result.records[0]["id"]
 
 
+def project(folder: Path, scope: str, *tracked: str) -> Path:
+    """A git working tree whose scope is ``scope``, with ``tracked`` files (written empty if new) in its index."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    subprocess.run(["git", "-C", str(folder), "config", "mem.scope", scope], check=True)
+    for name in tracked:
+        (folder / name).touch()
+        subprocess.run(["git", "-C", str(folder), "add", name], check=True)
+    return folder
+
+
 def test_verify_sources_verified_stale_missing(tmp_path: Path) -> None:
+    repo = project(tmp_path / "proj", "test", "changed.py")  # the memories' scope (MEM_SCOPE=test)
     same = tmp_path / "same.md"
     same.write_text("one\ntwo\n")
-    changed = tmp_path / "changed.py"
+    changed = repo / "changed.py"
     changed.write_text("TIMEOUT = 30\nRETRIES = 3\n")
     gone = tmp_path / "gone.txt"
     gone.write_text("x\n")

@@ -239,14 +239,13 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
 
 
 def file_sha256(path: str) -> str | None:
-    """sha256 of a source file at capture time, or None when it is not a readable file."""
-    import hashlib
+    """sha256 of a source file at capture time, or None when it is not a regular file, is too large or
+    does not read in time (a FIFO or ``/dev/zero`` never hangs the write: ``mem.sources``)."""
+    from pathlib import Path
 
-    try:
-        with open(path, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
-    except OSError:
-        return None
+    from mem.sources import sha256_of
+
+    return sha256_of(Path(path).expanduser())
 
 
 def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], options: AddOptions | None = None,

@@ -2,7 +2,9 @@
 
 For each memory with a ``source`` file, the file's sha256 now is compared with ``source_hash``
 (taken at capture): ``verified`` | ``stale`` (with the current text of ``source_line`` when one
-is known; nothing new is stored, the line is only reported) | ``missing``. URLs are not fetched.
+is known, the file is tracked in the memory's own repository and the line holds no secret; else
+``line_withheld`` says why; nothing new is stored) | ``missing`` (also a FIFO, device or socket).
+URLs are not fetched; files are read only through ``mem.sources`` (regular, capped, timed).
 Open contradictions (``contradicts`` edges between two live memories) are listed, and so are
 conflicts between a ``global`` memory and a project's (``scope_conflict``; reported, not counted
 as problems: a project may override what holds elsewhere). Unverified or
@@ -38,34 +40,39 @@ MAX_SCOPE_PAIRS = 5000  # candidate pairs looked at per project scope (bounded w
 CONFIDENCE_FACTORS = {"stale": 0.7, "contradicted": 0.3}  # HaluMem's multipliers
 
 
-def _check(memory: "Memory") -> tuple[str | None, str | None]:
-    """``(verification, current text of source_line)``; None when the source cannot be checked."""
-    from mem.stages.add import file_sha256
+def _check(memory: "Memory") -> tuple[str | None, str | None, str | None]:
+    """``(verification, current text of source_line, why no line is shown)``; verification None when the
+    source cannot be checked. Files are read through ``mem.sources`` (regular files only, capped, timed)."""
+    from mem import sources
 
     source = memory.source or ""
     if "://" in source:
-        return None, None
+        return None, None, None
     path = Path(source).expanduser()
-    if not path.is_file():
-        return "missing", None
-    digest = file_sha256(str(path))
+    kind = sources.kind_of(path)
+    if kind in ("missing", "special"):
+        return "missing", None, None
+    if kind == "large" or memory.source_hash is None:
+        return None, None, None  # too big to hash, or unreadable at capture: nothing to compare with
+    digest = sources.sha256_of(path)
     if digest is None:
-        return "missing", None
-    if memory.source_hash is None:
-        return None, None  # unreadable at capture: nothing to compare with
+        return None, None, None  # it would not read within the time limit
     if digest == memory.source_hash:
-        return "verified", None
-    line = None
-    if memory.source_line:
-        try:
-            with path.open("r", encoding="utf-8", errors="replace") as fh:
-                for number, text in enumerate(fh, start=1):
-                    if number == memory.source_line:
-                        line = text.rstrip("\n")[:MAX_LINE_CHARS]
-                        break
-        except OSError:
-            pass
-    return "stale", line
+        return "verified", None, None
+    if not memory.source_line:
+        return "stale", None, None
+    if not sources.quotable(path, memory.scope):
+        return "stale", None, "outside the memory's project"
+    line = sources.read_line(path, memory.source_line, MAX_LINE_CHARS)
+    if line is not None and _holds_secret(line):
+        return "stale", None, "looks like a secret"
+    return "stale", line, None
+
+
+def _holds_secret(line: str) -> bool:
+    from mem.secrets import scan
+
+    return bool(scan(line))
 
 
 def confidence_cap(age_days: float, older_than_days: float, verification: str, *, ages: bool = True) -> float:
@@ -132,7 +139,7 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
         changes: list[tuple[str, str]] = []
         findings: list[dict[str, Any]] = []
         for _, memory in rows:
-            verdict, line = _check(memory)
+            verdict, line, withheld = _check(memory)
             if verdict is None:
                 continue
             counts["checked"] += 1
@@ -145,6 +152,8 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
                 if verdict == "stale" and memory.source_line:
                     finding["source_line"] = memory.source_line
                     finding["line_text"] = line
+                    if withheld:
+                        finding["line_withheld"] = withheld
                 findings.append(finding)
         if changes:
             with store.write():
