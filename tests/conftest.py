@@ -26,6 +26,14 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+import sqlean
+
+# One SQLite library in this process. The CLI runs in process on sqlean's SQLite; tests that open
+# the same files with the stdlib's sqlite3 would be a second copy of SQLite in one process, and two
+# copies cannot see each other's POSIX locks: the stdlib one, closing what it thinks is the last
+# connection, checkpoints and removes the WAL under sqlean's ("database disk image is malformed",
+# seen under load). So `import sqlite3` in a test gets sqlean, the drop-in mem itself uses.
+sys.modules["sqlite3"] = sqlean
 
 pytest_plugins = ["tests.pg_server"]  # the PostgreSQL server fixtures (pg_server, pg_url, backend)
 
@@ -73,6 +81,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, s
         "MEM_DB": str(tmp_path / "mem.db"),
         "MEM_EMBEDDER": "hash",
         "MEM_SCOPE": "test",
+        "MEM_WARM": "0",  # no warm helper (mem.cli.warm) unless a test starts one
     }
     for key in ("MEM_NOW", "MEM_DEBUG", "OLLAMA_HOST", "MEM_LLM"):
         monkeypatch.delenv(key, raising=False)

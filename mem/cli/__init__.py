@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-import typer
+import sys
+from typing import TYPE_CHECKING, Any
 
 from mem import __version__
 
+if TYPE_CHECKING:
+    import typer
+
+# typer (and the command modules) load on first use of ``app``: a command handed to the warm helper
+# (mem.cli.warm) never needs them.
+
 
 def _version(value: bool) -> None:
+    import typer
+
     if value:
         typer.echo(f"mem {__version__}")
         raise typer.Exit()
 
 
-def build_app() -> typer.Typer:
+def build_app() -> "typer.Typer":
     """Assemble the app from each command module (explicitly: no registration at import time)."""
+    import typer
+
     from mem.cli import core, serve
 
     app = typer.Typer(
@@ -50,13 +61,42 @@ def build_app() -> typer.Typer:
     return app
 
 
-app = build_app()
+def __getattr__(name: str) -> Any:
+    if name == "app":  # built once, on first use
+        globals()["app"] = built = build_app()
+        return built
+    raise AttributeError(f"module 'mem.cli' has no attribute {name!r}")
 
 
 def main() -> None:
+    from mem.cli import warm
+
+    argv = sys.argv[1:]
+    handed_over = warm.wanted(argv)
+    if handed_over:
+        try:
+            code = warm.forward(argv)
+        except KeyboardInterrupt:
+            sys.exit(130)
+        if code is not None:
+            sys.exit(code)
     from mem.runtime import limit_blas_threads
 
     limit_blas_threads()
-    # "mem" however it was started: `python -m mem` would otherwise name itself "python -m mem" in
-    # usage lines and in the completion variable (_MEM_COMPLETE), and a caller's __main__ would leak in.
-    app(prog_name="mem")
+    try:
+        # "mem" however it was started: `python -m mem` would otherwise name itself "python -m mem" in
+        # usage lines and in the completion variable (_MEM_COMPLETE), and a caller's __main__ would leak in.
+        __getattr__("app")(prog_name="mem")
+    finally:
+        if handed_over and "onnxruntime" in sys.modules:  # this run paid for the model: keep one warm
+            warm.start_in_background("minilm")
+
+
+def main_in_process(argv: list[str]) -> int:
+    """Run ``mem ARGV`` in this process (the warm helper's requests); the exit code."""
+    try:
+        __getattr__("app")(args=argv, prog_name="mem")
+    except SystemExit as done:
+        code = done.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0

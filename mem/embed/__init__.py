@@ -20,12 +20,27 @@ class Embedder(Protocol):
         ...
 
 
-def get_embedder(name: str, *, ollama_host: str | None = None) -> Embedder:
+_LOADED: dict[tuple[str, str | None], Embedder] = {}  # kept by a long-lived process (the warm helper)
+
+
+def get_embedder(name: str, *, ollama_host: str | None = None, cached: bool = False) -> Embedder:
     """The embedder called ``name``: ``minilm`` (default), ``hash`` or ``ollama:MODEL``.
+
+    ``cached``: keep it loaded for the rest of the process, and hand it out to later calls too.
 
     >>> get_embedder("hash").dim
     512
     """
+    key = (name, ollama_host if name.startswith("ollama:") else None)
+    if key in _LOADED:
+        return _LOADED[key]
+    embedder = _make(name, ollama_host)
+    if cached:
+        _LOADED[key] = embedder
+    return embedder
+
+
+def _make(name: str, ollama_host: str | None) -> Embedder:
     if name == "minilm":
         from mem.embed.minilm import MiniLM
 
