@@ -212,6 +212,7 @@ def test_doctor_warns_when_two_repositories_resolve_to_one_scope(tmp_path: Path,
 
 
 # ----------------------------------------------------------------- MCP
+@pytest.mark.slow  # two real servers in two git repositories
 def test_mcp_clients_in_two_repositories_named_api_never_see_each_other(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     import anyio

@@ -93,6 +93,7 @@ def _bash_complete(words: list[str], cword: int, env: dict[str, str] | None = No
     return [line for line in proc.stdout.splitlines() if line]
 
 
+@pytest.mark.slow  # a bash and an interpreter per completion
 def test_bash_completes_a_subcommand_and_an_option():
     assert "search" in _bash_complete(["mem", "sea"], 1)
     assert "serve-mcp" not in _bash_complete(["mem", "sea"], 1)
@@ -101,6 +102,7 @@ def test_bash_completes_a_subcommand_and_an_option():
     assert {"install", "uninstall", "run"} <= set(hook)
 
 
+@pytest.mark.slow  # a bash and an interpreter per completion
 def test_dynamic_completion_of_ids_scopes_kinds_and_tags():
     added = run_mem("add", "--tag", "cache,redis", "We chose Redis for the cache layer").records[0]
     run_mem("add", "--scope", "otherproj", "--tag", "rust", "The parser is written in Rust")
