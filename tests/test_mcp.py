@@ -401,6 +401,33 @@ def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypa
     call(main)
 
 
+def test_a_scope_from_the_client_roots_is_a_boundary_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.types import ListRootsResult, Root
+
+    monkeypatch.delenv("MEM_SCOPE")
+    repo = tmp_path / "webshop"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    from mem.config import git_scope
+
+    home = git_scope(repo)
+    assert run_mem("add", "--scope", "billing", "Invoices are sent on the first").code == 0
+
+    async def roots(_context: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=f"file://{repo}", name="webshop")])
+
+    async def main() -> None:
+        async with mcp_client(list_roots_callback=roots, mode="legacy") as client:
+            added = await client.call_tool("add", {"text": "Orders are stored in Postgres"})
+            got = await client.call_tool("get", {"ids": added.structured_content["outcomes"][0]["id"]})
+            assert got.structured_content["memories"][0]["scope"] == home
+            every = await client.call_tool("search", {"query": "invoices first", "scope": "*"})
+            assert every.is_error and home in text(every)
+            stats = await client.call_tool("stats", {})
+            assert set(stats.structured_content["by_scope"]) == {home}
+
+    call(main)
+
+
 # --------------------------------------------------------------------------- memory-v3 profile
 
 

@@ -49,3 +49,24 @@ def test_purge_leaves_no_copy_in_the_file_or_wal(mem, tmp_path: Path):
     # what is left still works: search finds the neighbours, and the purged id is unknown
     assert mem("search", "deploy pipeline").records
     assert mem("get", memory_id).code == 3
+
+
+def test_purge_over_mcp_scrubs_the_files_the_server_has_open() -> None:
+    import anyio
+
+    from tests.test_mcp import mcp_client
+
+    db = Path(os.environ["MEM_DB"])
+
+    async def main() -> None:
+        async with mcp_client() as client:
+            await client.call_tool("add", {"memories": [f"Neighbour note {i} on the release train" for i in range(5)]})
+            added = await client.call_tool("add", {"text": f"The {TOKEN} flag gates the beta checkout"})
+            memory_id = added.structured_content["outcomes"][0]["id"]
+            assert TOKEN.encode() in _raw_bytes(db)
+            purged = await client.call_tool("forget", {"ids": memory_id, "purge": True})
+            assert purged.structured_content["outcomes"][0]["status"] == "purged"
+            assert TOKEN.encode() not in _raw_bytes(db)  # while the server still holds the database open
+            assert (await client.call_tool("get", {"ids": memory_id})).is_error
+
+    anyio.run(main)

@@ -106,3 +106,12 @@ def test_sources_module_refuses_what_is_not_a_regular_file(tmp_path: Path) -> No
     assert sources.read_line(plain, 2, 80) == "b" and len(sources.sha256_of(plain) or "") == 64
     assert [sources.kind_of(p) for p in (plain, fifo, "/dev/zero", tmp_path / "absent")] == \
         ["file", "special", "special", "missing"]
+
+
+def test_sources_over_the_size_cap_are_not_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mem import sources
+
+    big = tmp_path / "big.log"
+    big.write_bytes(b"x" * 5000)
+    monkeypatch.setattr(sources, "MAX_BYTES", 4096)
+    assert sources.kind_of(big) == "large" and sources.sha256_of(big) is None
