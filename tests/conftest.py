@@ -42,24 +42,6 @@ from mem.runtime import limit_blas_threads
 limit_blas_threads()  # what mem.cli.main does first, here before anything in this process imports numpy
 
 
-def _one_sqlite_in_this_process() -> None:
-    """Tests that ``import sqlite3`` get sqlean, the SQLite build mem itself uses.
-
-    With commands running in this process, a test's stdlib connection and mem's would be two copies
-    of SQLite on one file in one process. POSIX locks belong to the process, so neither copy sees the
-    other's: a closing mem connection takes itself for the last one, checkpoints and removes the WAL
-    under the test's open connection, and closing a descriptor drops the other copy's locks
-    (https://www.sqlite.org/howtocorrupt.html, section 2.2.1). A serial run saw "database disk
-    image is malformed" from a test's read after in-process commands. One copy shares its locks.
-    """
-    import sqlean
-
-    sys.modules["sqlite3"] = sqlean
-
-
-_one_sqlite_in_this_process()
-
-
 RAM_DISK = Path("/dev/shm")
 
 

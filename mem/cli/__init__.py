@@ -62,8 +62,10 @@ def build_app() -> "typer.Typer":
 
 
 def __getattr__(name: str) -> Any:
-    if name == "app":  # built once, on first use
-        globals()["app"] = built = build_app()
+    if name == "app":  # built once, on first use (main calls this directly, so look first)
+        built = globals().get("app")
+        if built is None:
+            globals()["app"] = built = build_app()
         return built
     raise AttributeError(f"module 'mem.cli' has no attribute {name!r}")
 
