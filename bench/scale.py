@@ -3,6 +3,8 @@
     python bench/scale.py                      # 10k and 100k with hash; 10k with minilm
     python bench/scale.py --sizes 100000 --embedders minilm   # the long one (about 6 minutes)
     python bench/scale.py --db /tmp/h100k.db --embedders hash --breakdown   # search only, on a database built before
+    python bench/scale.py --postgres embedded --sizes 10000    # the same on PostgreSQL (a server per run, or ADMIN_URL)
+    python bench/scale.py --db postgresql://me@host/mem --embedders hash   # search only, on a PostgreSQL database
 
 Each (size, embedder) pair builds a fresh database in a temp folder through the real intake path
 (``mem.stages.add.run``: secret scan, duplicate checks, embedding, linking), then measures.
@@ -22,11 +24,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import percentile  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import fresh_database, percentile, postgres_admin  # noqa: E402  (also puts the repo on sys.path)
 from synth import memory_texts, queries  # noqa: E402
 
 
-def build(db: Path, n: int, embedder: str, batch: int = 2000) -> float:
+def build(db: Path | str, n: int, embedder: str, batch: int = 2000) -> float:
     from mem.config import resolve_settings
     from mem.stages import add
     from mem.stages.context import Context
@@ -45,7 +47,7 @@ def build(db: Path, n: int, embedder: str, batch: int = 2000) -> float:
     return n / (time.perf_counter() - start)
 
 
-def search_latency(db: Path, embedder: str, count: int = 200,
+def search_latency(db: Path | str, embedder: str, count: int = 200,
                    breakdown: dict[str, list[float]] | None = None) -> tuple[float, float]:
     """p50 and p95 ms of in-process searches; ``breakdown`` (if given) collects each step's ms."""
     from mem.config import resolve_settings
@@ -101,6 +103,13 @@ def print_breakdown(steps: dict[str, list[float]]) -> None:
         print(f"  {name:12} p50 {statistics.median(ms):6.2f} ms  mean {statistics.mean(ms):6.2f} ms  calls {len(ms)}")
 
 
+def database_bytes(url: str) -> int:
+    from mem.store import Store
+
+    with Store.open(url) as store:
+        return int(store.counts()["bytes"])
+
+
 def wall(args: list[str], env: dict[str, str], runs: int = 5) -> float:
     times = []
     for _ in range(runs):
@@ -115,7 +124,9 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--embedders", default="hash,minilm")
     parser.add_argument("--minilm-max", type=int, default=10000, help="skip minilm above this size unless asked")
-    parser.add_argument("--db", type=Path, help="measure search only, on this existing database (scope 'bench')")
+    parser.add_argument("--db", help="measure search only, on this existing database file or postgresql:// URL (scope 'bench')")
+    parser.add_argument("--postgres", default=None, metavar="ADMIN_URL",
+                        help="build and measure on PostgreSQL (a fresh database per size on that server; 'embedded' starts one)")
     parser.add_argument("--breakdown", action="store_true", help="also print the median ms of each search step")
     args = parser.parse_args()
     if args.db is not None:
@@ -126,10 +137,11 @@ def main() -> None:
             if steps is not None:
                 print_breakdown(steps)
         return
+    admin = postgres_admin(args.postgres) if args.postgres else None
     sizes = [int(s) for s in args.sizes.split(",")]
     embedders = args.embedders.split(",")
     env = {**os.environ, "MEM_SCOPE": "bench"}
-    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}")
+    print(f"machine: {os.cpu_count()} cores, python {sys.version.split()[0]}, {'PostgreSQL' if admin else 'SQLite'}")
     print(f"mem --help wall: {wall(['--help'], env) * 1000:.0f} ms")
     print(f"{'embedder':8} {'size':>7} {'intake/s':>9} {'search p50':>11} {'p95':>7} {'cold search':>12} {'db MB':>7}")
     for embedder in embedders:
@@ -137,12 +149,14 @@ def main() -> None:
             if embedder == "minilm" and n > args.minilm_max and args.embedders != "minilm":
                 continue
             with tempfile.TemporaryDirectory() as tmp:
-                db = Path(tmp) / "mem.db"
+                db: Path | str = Path(tmp) / "mem.db"
+                if admin:
+                    db = fresh_database(admin, f"scale_{embedder}_{n}")
                 rate = build(db, n, embedder)
                 steps: dict[str, list[float]] | None = {} if args.breakdown else None
                 p50, p95 = search_latency(db, embedder, breakdown=steps)
                 cold = wall(["search", "who owns billing", "--db", str(db), "--embedder", embedder], env, runs=3)
-                size_mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
+                size_mb = (database_bytes(db) if admin else sum(f.stat().st_size for f in Path(tmp).iterdir())) / 1e6
                 print(f"{embedder:8} {n:>7} {rate:>9.0f} {p50:>8.1f} ms {p95:>5.1f} ms {cold:>10.2f} s {size_mb:>7.1f}",
                       flush=True)
                 if steps is not None:

@@ -134,3 +134,26 @@ def test_forget_purge_deletes_for_good(backend: str) -> None:
     assert cli("get", gone["id"], "--json").code == 3
     assert "harbour" not in cli("export").stdout
     assert cli("get", kept["id"], "--json").records[0]["id"] == kept["id"]
+
+
+def test_mcp_tools_add_search_update_stats(backend: str) -> None:
+    """The MCP server (built as serve-mcp builds it, connected in memory) on each backend."""
+    import anyio
+
+    from tests.test_mcp import mcp_client
+
+    async def main() -> None:
+        async with mcp_client() as client:
+            added = await client.call_tool("add", {"text": "We chose Redis for the cache layer", "tags": ["infra"]})
+            memory_id = added.structured_content["outcomes"][0]["id"]
+            await client.call_tool("add", {"memories": ["The API gateway runs on port 8443"]})
+            found = await client.call_tool("search", {"query": "which cache did we choose"})
+            assert found.structured_content["hits"][0]["id"] == memory_id
+            updated = await client.call_tool("update", {"id": memory_id, "text": "We chose Valkey for the cache layer"})
+            assert updated.structured_content["memories"][0]["text"].startswith("We chose Valkey")
+            again = await client.call_tool("search", {"query": "Valkey"})
+            assert again.structured_content["hits"][0]["id"] == memory_id
+            stats = await client.call_tool("stats", {})
+            assert stats.structured_content["memories"] == 2
+
+    anyio.run(main)

@@ -220,3 +220,49 @@ def test_readme_policies_keep_a_role_to_its_scopes(pg_url: str) -> None:
     # The owner still sees every scope.
     assert {r["scope"] for r in cli("list", "--json", "--db", pg_url, "--scope", "*").records} == \
         {"payments", "infra", "secret"}
+
+
+KILLED_WRITER = """
+import sys, time
+from mem.store import Store
+insert = Store.insert_memory
+def slow_insert(self, memory):
+    rowid = insert(self, memory)
+    if rowid and not getattr(self, "_told", False):
+        self._told = True
+        print("inside the transaction", file=sys.stderr, flush=True)
+        time.sleep(3)  # the test terminates this connection's backend meanwhile
+    return rowid
+Store.insert_memory = slow_insert
+sys.argv = ["mem", "add", "-"]
+from mem.cli import main
+main()
+"""
+
+
+def test_a_write_whose_backend_is_killed_leaves_nothing_half_written(pg_url: str, pg_server: str) -> None:
+    import os
+
+    import psycopg
+
+    from mem.store import Store
+
+    batch = "".join(f'{{"text": "Batch note {i}: the nightly job {i} rebuilds index {i}"}}\n' for i in range(5))
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_WRITER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "MEM_DB": pg_url})
+    proc.stdin.write(batch)
+    proc.stdin.close()
+    assert "inside the transaction" in proc.stderr.readline()
+    from urllib.parse import urlsplit
+
+    name = urlsplit(pg_url).path.lstrip("/")
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        killed = conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s "
+                              "AND application_name = 'mem'", (name,)).fetchall()
+    assert killed and all(r[0] for r in killed)
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 5, err
+    assert "lost the connection" in err and "Traceback" not in err
+    with Store.open(pg_url) as store:
+        counts = store.counts()
+        assert counts["memories"] == counts["fts"] == counts["changelog"] == 0
