@@ -157,3 +157,16 @@ def test_mcp_tools_add_search_update_stats(backend: str) -> None:
             assert stats.structured_content["memories"] == 2
 
     anyio.run(main)
+
+
+def test_consolidate_verify_and_scopes_run_alike(backend: str) -> None:
+    batch = jsonl(*({"text": f"Team retro {i}: we agreed the deploy checklist needs step {i % 3}", "tags": ["retro"]}
+                    for i in range(12)),
+                  {"text": "Use the staging VPN profile for database access", "tags": ["decision"]})
+    assert cli("add", "-", input=batch).code == 0
+    consolidated = cli("consolidate", "--json")
+    assert consolidated.code == 0, consolidated
+    assert cli("verify", "--json").code in (0, 7)
+    scopes = cli("scope", "list", "--json")
+    assert scopes.code == 0, scopes
+    assert any(r.get("scope") == "test" for r in scopes.records)

@@ -156,8 +156,7 @@ class Store:
             raise StoreError(f"{self.path} needs a schema upgrade but is read-only", path=str(self.path))
         with self.write():
             version = self.schema_version()  # another process may have migrated while we waited
-            if version == 0:
-                self._before_migrations()
+            self._before_migrations()
             for number in range(version + 1, LATEST + 1):
                 self._run_migration(number)
                 self._set_schema_version(number)
@@ -170,7 +169,7 @@ class Store:
         return os.access(self.path, os.W_OK)
 
     def _before_migrations(self) -> None:
-        """What a new database needs before migration 1 (nothing, on SQLite)."""
+        """What a database needs before its pending migrations run (nothing, on SQLite)."""
 
     def _run_migration(self, number: int) -> None:
         MIGRATIONS[number - 1](self.conn)

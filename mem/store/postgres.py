@@ -202,6 +202,12 @@ HELPERS = [
        $$ SELECT CASE WHEN path = '$[#]' THEN (doc::jsonb || jsonb_build_array(item))::text END $$""",
     """CREATE OR REPLACE FUNCTION mem_json_array(item text) RETURNS text LANGUAGE sql IMMUTABLE AS
        $$ SELECT jsonb_build_array(item)::text $$""",
+    """CREATE OR REPLACE FUNCTION instr(haystack text, needle text) RETURNS integer LANGUAGE sql IMMUTABLE AS
+       $$ SELECT strpos(haystack, needle) $$""",
+    # SUM(a = b): SQLite counts true comparisons (they are integers there).
+    """CREATE OR REPLACE FUNCTION mem_add_bool(total bigint, item boolean) RETURNS bigint LANGUAGE sql IMMUTABLE AS
+       $$ SELECT COALESCE(total, 0) + COALESCE(item::int, 0) $$""",
+    "CREATE OR REPLACE AGGREGATE sum(boolean) (SFUNC = mem_add_bool, STYPE = bigint)",
 ]
 
 _FTS = [
@@ -300,7 +306,8 @@ class PgStore(Store):
         return True
 
     def _before_migrations(self) -> None:
-        """First connection: the vector extension, the SQLite-compatible functions, the version table."""
+        """Before migrating: the vector extension, the SQLite-compatible functions (replaced, so a newer
+        mem adds its own), the version table."""
         import psycopg
 
         try:
