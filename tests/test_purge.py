@@ -70,3 +70,15 @@ def test_purge_over_mcp_scrubs_the_files_the_server_has_open() -> None:
             assert (await client.call_tool("get", {"ids": memory_id})).is_error
 
     anyio.run(main)
+
+
+def test_purge_names_the_merged_memories_that_may_still_hold_its_sentences(mem) -> None:
+    from mem.store import lifecycle as sql
+
+    original = mem("add", "The cache warms at six in the morning").records[0]["id"]
+    merged = mem("add", "The cache warms at six in the morning; the CDN purges at seven").records[0]["id"]
+    with Store.open(Path(os.environ["MEM_DB"])) as store, store.write():  # as consolidate's compress leaves it
+        sql.add_edge(store, merged, original, layer="lifecycle", type="derived_from", at="2026-01-01T00:00:00Z")
+    outcome = mem("forget", "--purge", original).records[0]
+    assert outcome == {"record": "outcome", "id": original, "status": "purged", "merged_into": [merged]}
+    assert mem("get", merged).code == 0

@@ -89,13 +89,17 @@ def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> l
     if purge:
         from mem.store.purge import optimize_fts, scrub_wal, secure_deletes
 
+        out = []
         with secure_deletes(ctx.store):
             with ctx.store.write():
                 for memory_id in ids:
-                    ctx.store.delete_memory(memory_id, at=at)
+                    merged_into = ctx.store.delete_memory(memory_id, at=at)
+                    # Consolidation's merges are memories of their own: say where its sentences may live on.
+                    out.append({"record": "outcome", "id": memory_id, "status": "purged",
+                                **({"merged_into": merged_into} if merged_into else {})})
                 optimize_fts(ctx.store)
             scrub_wal(ctx.store)
-        return [{"record": "outcome", "id": memory_id, "status": "purged"} for memory_id in ids]
+        return out
     with ctx.store.write():
         for memory_id in ids:
             ctx.store.update_memory(memory_id, {"status": "archived", "updated_at": at}, at=at, op="archive")

@@ -46,9 +46,14 @@ def secure_deletes(store: "Store") -> Iterator[None]:
         store.conn.execute(f"PRAGMA secure_delete = {previous}")
 
 
-def purge_memory(store: "Store", memory_id: str, *, at: str) -> None:
-    """Inside a write txn opened under ``secure_deletes``: delete one memory and every copy of its text."""
+def purge_memory(store: "Store", memory_id: str, *, at: str) -> list[str]:
+    """Inside a write txn opened under ``secure_deletes``: delete one memory and every copy of its text.
+
+    Returns the memories consolidation merged it into (``derived_from`` edges): they are memories of
+    their own, kept, and may still hold its sentences."""
     rowid = store.rowid_of(memory_id)
+    merged_into = [str(r[0]) for r in store.conn.execute(
+        "SELECT src FROM edges WHERE dst = ? AND type = 'derived_from' ORDER BY src", (memory_id,))]
     if store._has_table("memory_vec"):
         store.conn.execute("DELETE FROM memory_vec WHERE rowid = ?", (rowid,))
     entity_ids = [r[0] for r in store.conn.execute(
@@ -65,6 +70,7 @@ def purge_memory(store: "Store", memory_id: str, *, at: str) -> None:
     store.conn.execute("DELETE FROM changelog WHERE memory_id = ?", (memory_id,))
     store.conn.execute("INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, 'purge', ?, NULL, '{}')",
                        (at, memory_id))
+    return merged_into
 
 
 def optimize_fts(store: "Store") -> None:
