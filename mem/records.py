@@ -68,7 +68,8 @@ class Hit:
 
 @dataclass
 class Outcome:
-    """What intake did with one input record: ``added`` | ``duplicate`` | ``rejected`` | ``superseded``."""
+    """What intake did with one input record: ``added`` | ``duplicate`` | ``rejected`` | ``superseded``
+    | ``conflict`` (import: the id is stored with another text)."""
 
     status: str
     id: str | None = None

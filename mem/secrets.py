@@ -16,6 +16,11 @@ Design:
   so bare hashes, UUIDs and identifiers in prose are never flagged).
 * Overlaps are resolved by rule priority (specific vendor rules beat the
   generic assignment rule), so findings are non-overlapping and sorted.
+* Rules run on a folded copy of the text (:func:`fold`: NFKC, format and
+  invisible characters such as zero-width spaces and soft hyphens dropped,
+  combining marks stripped, Cyrillic/Greek look-alikes mapped to Latin), so
+  ``AKIA`` with a zero-width space inside is still a key; offsets are mapped
+  back to the original text, so redaction masks what was written.
 
 Stdlib only and compiled at import, because this runs on every write.
 """
@@ -25,10 +30,11 @@ from __future__ import annotations
 import bisect
 import math
 import re
+import unicodedata
 from collections.abc import Callable  # not typing: keeps the import cheap
 from dataclasses import dataclass
 
-__all__ = ["SecretFinding", "scan", "redact", "KINDS"]
+__all__ = ["SecretFinding", "scan", "redact", "fold", "KINDS"]
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,58 @@ class SecretFinding:
     kind: str
     start: int
     end: int
+
+
+# --------------------------------------------------------------------------
+# Folding: what a rule sees
+# --------------------------------------------------------------------------
+
+# Cyrillic and Greek letters drawn like Latin ones: "АКIА" (Cyrillic A and K) reads as AKIA.
+_LOOKALIKES = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУаеѕіјорсхуԁһӏԛԝ"  # Cyrillic
+    "ΑΒΕΖΗΙΚΜΝΟΡΤΥΧοικνρτυχ"  # Greek
+    "‐‑‒–—―−",  # dashes and minus: "sk‐live" is "sk-live"
+    "ABESIJKMHOPCTXYaesijopcxydhlqw"
+    "ABEZHIKMNOPTYXoikvptux"
+    "-------",
+)
+# Invisible letters and symbols (not category Cf, so listed): Hangul fillers, braille blank.
+_INVISIBLE = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def _fold_char(char: str) -> str:
+    """One character as the rules see it ('' for an invisible one)."""
+    if char in _INVISIBLE or unicodedata.category(char) == "Cf":  # zero-width, soft hyphen, bidi controls
+        return ""
+    folded = unicodedata.normalize("NFKD", char)
+    folded = "".join(c for c in folded if not unicodedata.combining(c) and unicodedata.category(c) != "Cf")
+    return unicodedata.normalize("NFKC", folded).translate(_LOOKALIKES)
+
+
+_FOLDED: dict[str, str] = {}  # per-character cache: texts repeat the same few non-ASCII characters
+
+
+def fold(text: str) -> tuple[str, list[int] | None]:
+    """The text the rules scan, and for each of its characters the offset it came from.
+
+    ASCII text is its own fold (``None`` map). Characters a rule must see through disappear or
+    become their plain form: ``fold("AK\\u200bIA")[0] == "AKIA"``.
+    """
+    if text.isascii():
+        return text, None
+    parts: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        if char.isascii():
+            parts.append(char)
+            origin.append(index)
+            continue
+        folded = _FOLDED.get(char)
+        if folded is None:
+            folded = _FOLDED.setdefault(char, _fold_char(char)) if len(_FOLDED) < 65536 else _fold_char(char)
+        parts.append(folded)
+        origin.extend([index] * len(folded))
+    return "".join(parts), origin
 
 
 # --------------------------------------------------------------------------
@@ -104,6 +162,24 @@ def _is_code(value: str) -> bool:
         or _SNAKE_RE.fullmatch(value)
         or _CAMEL_RE.fullmatch(value)
     )
+
+
+# A passphrase written as one CamelCase word ("correctHorseBatteryStaple"): four or more words,
+# none of them the vocabulary of code that *names* a password rather than holding one.
+_PASSPHRASE_RE = re.compile(r"[a-z]{3,}(?:[A-Z][a-z]{2,}){3,}|(?:[A-Z][a-z]{2,}){4,}")
+_CODE_WORDS = frozenset("""
+    get set load read fetch from env environ config conf settings password passwd secret token key keys
+    file path var value name field hash store stored vault keychain manager provider default user admin
+    new old current prompt input hidden masked encrypted decrypt encrypt generate random salt
+    """.split())
+
+
+def _is_passphrase(value: str) -> bool:
+    """True for a CamelCase run of four or more plain words that are not code vocabulary."""
+    if len(value) < 16 or not _PASSPHRASE_RE.fullmatch(value):
+        return False
+    words = re.findall(r"[A-Z]?[a-z]+", value)
+    return not any(w.lower() in _CODE_WORDS for w in words)
 
 
 def _entropy(value: str) -> float:
@@ -445,7 +521,11 @@ def _scan_assignments(text: str, lowered: str) -> list[tuple[int, int, str]]:
             stripped = value.rstrip(_STRIP_TRAILING)
             end -= len(value) - len(stripped)
             value = stripped
-        if _is_placeholder(value) or _is_code(value):
+        if _is_placeholder(value):
+            continue
+        if _is_code(value):
+            if word in _PASSWORD_WORDS and word != "secret" and _is_passphrase(value):
+                out.append((start, end, "password_assignment"))
             continue
         # The value is trusted as a literal when the syntax says so (quoted,
         # KEY=value, or alone at the end of its line). In prose-style
@@ -498,6 +578,15 @@ def scan(text: str) -> list[SecretFinding]:
     """
     if not text:
         return []
+    folded, origin = fold(text)
+    findings = _scan_folded(folded)
+    if origin is None or not findings:
+        return findings
+    # Back to offsets in ``text``: a value spans from its first character's origin to past its last's.
+    return [SecretFinding(f.kind, origin[f.start], origin[f.end - 1] + 1) for f in findings]
+
+
+def _scan_folded(text: str) -> list[SecretFinding]:
     # (priority, start, end, kind)
     candidates: list[tuple[int, int, int, str]] = []
     triggered = {i for h, i in _HINTS if h in text}

@@ -49,6 +49,7 @@ def reports_errors(func: F) -> F:
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
+            _check_arguments(kwargs)
             return func(*args, **kwargs)
         except MemError as error:
             if os.environ.get("MEM_DEBUG") == "1":
@@ -69,6 +70,19 @@ def reports_errors(func: F) -> F:
             raise typer.Exit(int(Exit.ERROR)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _check_arguments(arguments: dict[str, Any]) -> None:
+    """Refuse an argument that is not valid UTF-8 (Python hands its bytes over as lone surrogates)."""
+    for name, value in arguments.items():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, (str, Path)) and not str(item).isascii():
+                try:
+                    str(item).encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    name = name.rstrip("_")
+                    raise BadInput(f"argument {name!r} is not valid UTF-8 (at character {exc.start + 1})",
+                                   argument=name) from None
 
 
 def _silence_stdout() -> None:

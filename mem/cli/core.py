@@ -68,7 +68,7 @@ def add(
     defaults: dict[str, Any] = {k: v for k, v in {
         "kind": kind, "tags": split_csv(tag) or None, "source": source, "source_line": source_line, "author": author,
         "layer": layer, "pinned": pinned or None, "confidence": confidence, "created_at": created_at,
-        "event_at": event_at, "meta": _json_object(meta, "--meta"), "scope": scope if scope != "*" else None,
+        "event_at": event_at, "meta": _json_object(meta, "--meta"), "scope": scope,
     }.items() if v is not None}
     from_file = not text_mode and len(inputs) == 1 and (inputs[0] == "-" or os.path.isfile(inputs[0]))
     if from_file:
@@ -197,6 +197,7 @@ def update(
     layer: Annotated[Optional[int], typer.Option("--layer", min=1, max=4)] = None,
     pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Pin or unpin", show_default=False)] = None,
     meta: Annotated[Optional[str], typer.Option("--meta", help="JSON object merged into meta")] = None,
+    redact: Annotated[bool, typer.Option("--redact", help="Mask secrets instead of refusing the change")] = False,
     db: DbOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -205,7 +206,8 @@ def update(
 
     with open_context(db, embedder=embedder, now=now) as ctx:
         memory = memories.update(ctx, memory_id, text=text, kind=kind, add_tags=split_csv(tag),
-                                 remove_tags=split_csv(untag), layer=layer, pinned=pin, meta=_json_object(meta, "--meta"))
+                                 remove_tags=split_csv(untag), layer=layer, pinned=pin, meta=_json_object(meta, "--meta"),
+                                 redact=redact)
         emit([memory], table=use_table(fmt, json), ctx=ctx)
 
 
@@ -293,6 +295,9 @@ def import_(
 
         counts = Counter(o.status for o in outcomes)
         sys.stderr.write("import: " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + "\n")
+        for outcome in outcomes:  # a conflict or a cleared reference is worth a line of its own
+            for warning in outcome.detail.get("warnings", []) + ([outcome.reason] if outcome.status == "conflict" else []):
+                sys.stderr.write(f"import: line {outcome.line}: {outcome.id}: {warning}\n")
 
 
 @reports_errors

@@ -29,12 +29,13 @@ def annotations(kind: dict[str, bool], *, idempotent: bool | None = None) -> Any
 
 def registrar(server: "MCPServer", names: list[str]) -> Any:
     """``@tool(kind)``: register a function as a tool with its hints and slimmed schema, noting its name."""
-    from mem.mcp.schema import slim
+    from mem.mcp.schema import slim, strict
 
     def tool(kind: dict[str, bool], idempotent: bool | None = None) -> Any:
         def decorator(fn: Any) -> Any:
             server.add_tool(fn, annotations=annotations(kind, idempotent=idempotent))
             slim(server, fn.__name__)
+            strict(server, fn.__name__)
             names.append(fn.__name__)
             return fn
         return decorator

@@ -46,3 +46,21 @@ def slim(server: Any, name: str) -> None:
     if tool.fn_metadata.output_schema is not None:
         tool.fn_metadata.output_schema = compact(tool.fn_metadata.output_schema)
         tool.__dict__.pop("output_schema", None)
+
+
+def strict(server: Any, name: str) -> None:
+    """Validate one tool's arguments strictly: ``layer: true`` or ``pinned: "yes"`` is an error, not 1 or True.
+
+    pydantic's lax mode would turn a JSON ``true`` into the integer 1 before any mem code sees it,
+    so the gate (``mem.gate``) could not refuse the confusion; a strict subclass of the SDK's
+    argument model keeps every conversion but int -> float.
+    """
+    from pydantic import ConfigDict
+
+    tool = server._tool_manager.get_tool(name)
+    if tool is None:
+        return
+    model = tool.fn_metadata.arg_model
+    strict_model = type(model.__name__, (model,), {"model_config": ConfigDict(**model.model_config, strict=True),
+                                                   "__module__": model.__module__})
+    tool.fn_metadata.arg_model = strict_model

@@ -74,13 +74,13 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     async def update(ctx: Context, id: str, text: str | None = None, kind: str | None = None, tags: list[str] | None = None,
                      add_tags: list[str] | None = None, remove_tags: list[str] | None = None,
                      layer: int | None = None, pinned: bool | None = None,
-                     meta: dict[str, Any] | None = None) -> Memories:
-        """Change a memory's text (re-embedded), kind, tags, layer (1-4), pin or meta (merged)."""
+                     meta: dict[str, Any] | None = None, redact: bool = False) -> Memories:
+        """Change a memory's text (re-embedded), kind, tags, layer (1-4), pin or meta (merged). Secrets: as add."""
         boundary = await engine.boundary(ctx)
         memory_id = await engine.call(boundary.resolve, engine.ctx.store, id, write=True)
         memory = await engine.call(memories.update, engine.ctx, memory_id, text=text, kind=kind, tags=tags,
                                    add_tags=add_tags or (), remove_tags=remove_tags or (), layer=layer,
-                                   pinned=pinned, meta=meta)
+                                   pinned=pinned, meta=meta, redact=redact)
         return render.memories_result([memory])
 
     @tool(DESTRUCTIVE)

@@ -11,12 +11,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mem import ids
+from mem import gate, ids
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
-from mem.records import KINDS, Memory, Outcome
+from mem.records import Memory, Outcome
 from mem.stages import link, supersede
-from mem.text import clean, content_hash
+from mem.text import content_hash
 
 if TYPE_CHECKING:
     import numpy as np
@@ -24,15 +24,15 @@ if TYPE_CHECKING:
     from mem.enrich.entities import Entity
     from mem.stages.context import Context
 
-MIN_CHARS = 3
-MAX_CHARS = 32_000
 NEAR_DUPLICATE = 0.95
 CHUNK = 256
 NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 
 # Input keys that map onto columns; anything else a record carries is kept in ``meta``.
-_KNOWN = {"text", "kind", "tags", "scope", "source", "source_line", "author", "created_at", "event_at",
-          "pinned", "layer", "confidence", "meta", "valid_until"}
+_COLUMNS = ("text", "kind", "tags", "source", "source_line", "author", "pinned", "layer", "confidence")
+_KNOWN = {*_COLUMNS, "scope", "meta", "created_at", "event_at", "valid_until"}
+# What an export carries beyond the input columns, kept by import (``keep_ids``).
+_EXPORTED = ("access_count", "importance", "surprise", "status", "verification", "superseded_by", "source_hash")
 # Keys of records that other stages print (a hit, an outcome): never worth keeping in meta.
 _PIPELINE_KEYS = {"record", "id", "status", "score", "rank", "why", "line", "reason", "query_line", "links",
                   "content_hash", "updated_at", "access_count", "last_accessed_at", "importance",
@@ -82,82 +82,51 @@ def _as_time(value: Any, name: str, line: int | None) -> str | None:
         raise _fail(line, f"{name} {value!r} is not a date-time (use ISO-8601, e.g. 2026-11-30T12:00:00Z)") from None
 
 
-def _as_tags(value: Any, line: int | None) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        value = [t for t in (p.strip() for p in value.split(",")) if t]
-    if not isinstance(value, list) or not all(isinstance(t, str) for t in value):
-        raise _fail(line, "tags must be a list of strings")
-    return list(dict.fromkeys(t.strip() for t in value if t.strip()))
-
-
 def validate(raw: dict[str, Any], line: int | None, ctx: "Context", options: AddOptions,
              *, keep_ids: bool = False) -> Draft:
-    """Turn one input object into a Draft, or raise BadInput naming the line and the field."""
+    """Turn one input object into a Draft through the gate (``mem.gate.admit``), or raise BadInput
+    naming the line and the field."""
     record = {**options.defaults, **{k: v for k, v in raw.items() if v is not None}}
-    text = record.get("text")
-    if text is None:
+    if record.get("text") is None:
         raise _fail(line, "missing required field 'text'")
-    if not isinstance(text, str):
-        raise _fail(line, f"'text' must be a string, got {type(text).__name__}")
-    kind = record.get("kind")
-    if kind is not None and kind not in KINDS:
-        raise _fail(line, f"unknown kind {kind!r}; one of {', '.join(KINDS)}")
-    layer = record.get("layer")
-    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int) or not 1 <= layer <= 4):
-        raise _fail(line, f"layer must be an integer 1-4, got {layer!r}")
-    confidence = record.get("confidence", 1.0)
-    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 <= confidence <= 1.0:
-        raise _fail(line, f"confidence must be a number in [0, 1], got {confidence!r}")
-    pinned = record.get("pinned", False)
-    if not isinstance(pinned, bool):
-        raise _fail(line, f"pinned must be true or false, got {pinned!r}")
-    source_line = record.get("source_line")
-    if source_line is not None and (isinstance(source_line, bool) or not isinstance(source_line, int) or source_line < 1):
-        raise _fail(line, f"source_line must be a positive integer, got {source_line!r}")
-    meta = record.get("meta", {})
-    if not isinstance(meta, dict):
-        raise _fail(line, "meta must be a JSON object")
     extra = {k: v for k, v in raw.items() if k not in _KNOWN and k not in _PIPELINE_KEYS}
-    if extra:
-        meta = {**extra, **meta}
-    for name in ("scope", "source", "author"):
-        value = record.get(name)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise _fail(line, f"{name} must be a non-empty string")
+    meta = record.get("meta", {})
+    if extra and isinstance(meta, dict):
+        meta = {**extra, **meta}  # unknown keys are kept in meta, and so pass the same scan
+    fields = {name: record.get(name) for name in _COLUMNS}
+    fields["meta"] = meta
+    fields["scope"] = record.get("scope") or ctx.settings.scope
+    if keep_ids:
+        fields.update({name: raw.get(name) for name in _EXPORTED})
+    admitted = gate.admit(fields, line=line, redact=options.redact)
+    checked = admitted.fields
     now = ctx.now_iso()
-    created_at = _as_time(record.get("created_at"), "created_at", line) or now
-    tags = _as_tags(record.get("tags"), line)
-    cleaned = clean(text)
     memory = Memory(
         id="",
-        text=cleaned,
-        kind=kind or "fact",
-        scope=record.get("scope") or ctx.settings.scope,
-        tags=tags,
-        meta=meta,
-        source=record.get("source"),
-        source_line=source_line,
-        author=record.get("author"),
-        created_at=created_at,
+        text=checked["text"],
+        kind=checked.get("kind", "fact"),
+        scope=checked["scope"],
+        tags=checked.get("tags", []),
+        meta=checked.get("meta", {}),
+        source=checked.get("source"),
+        source_line=checked.get("source_line"),
+        author=checked.get("author"),
+        created_at=_as_time(record.get("created_at"), "created_at", line) or now,
         event_at=_as_time(record.get("event_at"), "event_at", line),
         valid_until=_as_time(record.get("valid_until"), "valid_until", line),
         updated_at=now,
-        layer=layer or 3,
-        pinned=pinned,
-        confidence=float(confidence),
+        layer=checked.get("layer", 3),
+        pinned=checked.get("pinned", False),
+        confidence=checked.get("confidence", 1.0),
     )
-    if memory.scope == "*":
-        raise _fail(line, "scope '*' means every scope; a memory needs one scope")
-    draft = Draft(line=line, memory=memory, explicit_kind=kind is not None, explicit_layer=layer is not None)
+    draft = Draft(line=line, memory=memory, explicit_kind="kind" in checked, explicit_layer="layer" in checked,
+                  rejected=admitted.rejected, redacted=admitted.redacted)
     if keep_ids:
-        _restore_exported(draft, raw, line)
-    draft.rejected = _content_problem(cleaned)
+        _restore_exported(draft, raw, checked, line)
     return draft
 
 
-def _restore_exported(draft: Draft, raw: dict[str, Any], line: int | None) -> None:
+def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any], line: int | None) -> None:
     """Import keeps what an export wrote: id, timestamps, counters and lifecycle state, verbatim."""
     memory = draft.memory
     memory_id = raw.get("id")
@@ -169,57 +138,12 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], line: int | None) -> No
         value = _as_time(raw.get(name), name, line)
         if value:
             setattr(memory, name, value)
-    for name, kind, choices in (("status", str, ("active", "cold", "archived")),
-                                ("verification", str, ("unverified", "verified", "stale", "missing", "contradicted"))):
-        value = raw.get(name)
-        if value is not None:
-            if value not in choices:
-                raise _fail(line, f"{name} {value!r} is not one of {', '.join(choices)}")
-            setattr(memory, name, value)
-    for name in ("access_count",):
-        value = raw.get(name)
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise _fail(line, f"{name} must be a non-negative integer")
-            memory.access_count = value
-    for name in ("importance", "surprise"):
-        value = raw.get(name)
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise _fail(line, f"{name} must be a number")
-            setattr(memory, name, float(value))
-    for name in ("superseded_by", "source_hash"):
-        value = raw.get(name)
-        if value is not None and not isinstance(value, str):
-            raise _fail(line, f"{name} must be a string")
-        setattr(memory, name, value)
+    for name in _EXPORTED:
+        if name in checked:
+            setattr(memory, name, checked[name])
     # Exported records already carry their enrichment; re-deriving would not round-trip.
     draft.explicit_kind = draft.explicit_layer = True
     draft.restored = True
-
-
-def _content_problem(text: str) -> str | None:
-    if len(text) < MIN_CHARS:
-        return "empty" if not text else f"too short ({len(text)} characters; at least {MIN_CHARS})"
-    if len(text) > MAX_CHARS:
-        return f"too long ({len(text)} characters; at most {MAX_CHARS})"
-    printable = sum(1 for c in text if c.isprintable() or c in "\n\t\r")
-    if printable < 0.9 * len(text):
-        return "not text (mostly control characters)"
-    return None
-
-
-def _screen_secrets(draft: Draft, redact: bool) -> None:
-    from mem.secrets import redact as redact_text, scan
-
-    findings = scan(draft.memory.text)
-    if not findings:
-        return
-    kinds = sorted({f.kind for f in findings})
-    if redact:
-        draft.memory.text, draft.redacted = redact_text(draft.memory.text)
-    else:
-        draft.rejected = f"secret: looks like {', '.join(kinds)} (use --redact to store it masked)"
 
 
 def _enrich(draft: Draft, ctx: "Context") -> None:
@@ -280,14 +204,12 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
 
 
 def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> None:
-    """Everything that needs only the text: secrets, enrichment, embedding, entities, assertions.
+    """Everything that needs only the text: enrichment, embedding, entities, assertions.
 
     Runs before the write lock is taken, so a concurrent writer waits for the SQL of ``_write``,
     never for a model.
     """
     for draft in drafts:
-        if draft.rejected is None:
-            _screen_secrets(draft, options.redact)
         if draft.rejected is None:
             _enrich(draft, ctx)
     live = [d for d in drafts if d.rejected is None]
@@ -335,7 +257,7 @@ class _Chunk:
         store = ctx.store
         live = [d for d in drafts if d.rejected is None]
         self.ctx = ctx
-        self.taken_ids = store.existing_ids([d.memory.id for d in live if d.memory.id])
+        self.taken_ids = store.content_hashes([d.memory.id for d in live if d.memory.id])  # id -> its text's hash
         self.by_hash = store.ids_by_hash({(d.memory.scope, d.memory.content_hash) for d in live})
         with_vector = [d for d in live if d.vector is not None]
         self.row = {id(d): i for i, d in enumerate(with_vector)}
@@ -369,7 +291,7 @@ class _Chunk:
     def remember(self, draft: Draft, rowid: int) -> None:
         """``draft`` was stored as ``rowid``: later drafts of the chunk see it as a duplicate or a neighbour."""
         memory = draft.memory
-        self.taken_ids.add(memory.id)
+        self.taken_ids[memory.id] = memory.content_hash
         self.by_hash.setdefault((memory.scope, memory.content_hash), (rowid, memory.id))
         self.ids[rowid] = memory.id
         row = self.row.get(id(draft))
@@ -400,6 +322,8 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
     if draft.rejected is not None:
         return Outcome("rejected", line=draft.line, reason=draft.rejected)
     if memory.id and memory.id in chunk.taken_ids:
+        if chunk.taken_ids[memory.id] != memory.content_hash:  # the same id, another text: nothing is overwritten
+            return Outcome("conflict", id=memory.id, line=draft.line, reason="same id, different text (kept the stored one)")
         return Outcome("duplicate", id=memory.id, line=draft.line, reason="same id")
     existing = chunk.by_hash.get((memory.scope, memory.content_hash))
     if existing is not None:

@@ -58,10 +58,34 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
     records = list(records)
     edges = [edge for line, raw in records for edge in links_of(raw, ctx.now_iso(), line)]
     stripped = [(line, {k: v for k, v in raw.items() if k != "links"}) for line, raw in records]
-    yield from add.run(ctx, stripped, add.AddOptions(redact=redact), keep_ids=True)
+    dangling = _dangling(ctx, stripped)
+    for outcome in add.run(ctx, stripped, add.AddOptions(redact=redact), keep_ids=True):
+        if outcome.line in dangling and outcome.status in ("added", "superseded"):
+            outcome.detail["warnings"] = [f"superseded_by {dangling[outcome.line]!r} names no memory in the input "
+                                          "or the database: cleared, so the memory stays visible"]
+        yield outcome
     if edges:
         with ctx.store.write():
             restore_edges(ctx.store, edges)
+
+
+def _dangling(ctx: "Context", records: list[tuple[int, dict[str, Any]]]) -> dict[int, str]:
+    """Lines whose ``superseded_by`` names no memory of the input or the store; cleared in ``records``.
+
+    A reference to nothing would hide the memory from search for good, with nothing to show why.
+    """
+    refs = {raw["superseded_by"] for _, raw in records if isinstance(raw.get("superseded_by"), str)}
+    if not refs:
+        return {}
+    known = {raw["id"].lower() for _, raw in records if isinstance(raw.get("id"), str)}
+    known |= ctx.store.existing_ids(r.lower() for r in refs if r.lower() not in known)
+    dangling = {}
+    for line, raw in records:
+        ref = raw.get("superseded_by")
+        if isinstance(ref, str) and ref.lower() not in known:
+            dangling[line] = ref
+            raw["superseded_by"] = None
+    return dangling
 
 
 def links_of(raw: dict[str, Any], now: str, line: int | None = None) -> list[tuple[str, str, str, str, float, str, str]]:

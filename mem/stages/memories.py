@@ -6,8 +6,8 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mem.errors import BadInput
-from mem.records import KINDS, Memory
-from mem.text import clean, content_hash
+from mem.records import Memory
+from mem.text import content_hash
 
 if TYPE_CHECKING:
     from mem.stages.context import Context
@@ -34,43 +34,35 @@ def list_memories(ctx: "Context", *, scope: str | None = None, kinds: Sequence[s
 
 def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | None = None,
            tags: Sequence[str] | None = None, add_tags: Sequence[str] = (), remove_tags: Sequence[str] = (),
-           layer: int | None = None, pinned: bool | None = None, meta: dict[str, Any] | None = None) -> Memory:
-    """Change a memory in place; a new text is screened for secrets and re-embedded."""
+           layer: int | None = None, pinned: bool | None = None, meta: dict[str, Any] | None = None,
+           redact: bool = False) -> Memory:
+    """Change a memory in place through the same gate as add (``mem.gate.admit``): types, limits and
+    a secret scan of every field set, the merged meta included; a new text is re-embedded."""
+    from mem import gate
     from mem.enrich.classify import layer_for
-    from mem.secrets import scan
 
     memory_id = ctx.store.resolve_id(prefix)
     current = ctx.store.get(memory_id)
-    changes: dict[str, Any] = {}
-    vector = None
-    if text is not None:
-        new_text = clean(text)
-        if len(new_text) < 3:
-            raise BadInput("new text is too short")
-        findings = scan(new_text)
-        if findings:
-            raise BadInput(f"new text looks like it holds a secret ({', '.join(sorted({f.kind for f in findings}))})")
-        changes["text"] = new_text
-        changes["content_hash"] = content_hash(new_text)
-        vector = ctx.embedder.embed([new_text])[0]
-    if kind is not None:
-        if kind not in KINDS:
-            raise BadInput(f"unknown kind {kind!r}; one of {', '.join(KINDS)}")
-        changes["kind"] = kind
+    for name, value in (("tags", tags), ("add_tags", add_tags), ("remove_tags", remove_tags)):
+        if value is not None and (isinstance(value, str) or not all(isinstance(t, str) for t in value)):
+            raise BadInput(f"{name} must be a list of strings")
     new_tags = list(tags) if tags is not None else list(current.tags)
     new_tags = [t for t in dict.fromkeys([*new_tags, *add_tags]) if t not in set(remove_tags)]
-    if new_tags != current.tags:
-        changes["tags"] = new_tags
-    if layer is not None:
-        if not 1 <= layer <= 4:
-            raise BadInput(f"layer must be 1-4, got {layer}")
-        changes["layer"] = layer
-    elif kind is not None and kind != current.kind:
-        changes["layer"] = layer_for(kind, new_tags, pinned=current.pinned if pinned is None else pinned)
-    if pinned is not None:
-        changes["pinned"] = pinned
-    if meta is not None:
-        changes["meta"] = {**current.meta, **meta}
+    if meta is not None and not isinstance(meta, dict):
+        raise BadInput("meta must be a JSON object")
+    fields = {"text": text, "kind": kind, "layer": layer, "pinned": pinned,
+              "tags": new_tags if new_tags != current.tags else None,
+              "meta": {**current.meta, **meta} if meta is not None else None}
+    admitted = gate.admit(fields, redact=redact)
+    if admitted.rejected:
+        raise BadInput(f"not updated: {admitted.rejected}")
+    changes: dict[str, Any] = dict(admitted.fields)
+    vector = None
+    if "text" in changes:
+        changes["content_hash"] = content_hash(changes["text"])
+        vector = ctx.embedder.embed([changes["text"]])[0]
+    if "layer" not in changes and "kind" in changes and changes["kind"] != current.kind:
+        changes["layer"] = layer_for(changes["kind"], new_tags, pinned=current.pinned if pinned is None else pinned)
     if not changes:
         return current
     changes["updated_at"] = ctx.now_iso()

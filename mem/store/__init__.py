@@ -64,6 +64,20 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
 
 
+def _private_folders(folder: Path) -> None:
+    """Create ``folder`` and any missing parents 0700 whatever the umask (mkdir's mode is masked by it)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for new in reversed(missing):
+        try:
+            new.mkdir(mode=0o700)
+        except FileExistsError:  # another process made it first: leave its mode alone
+            continue
+        os.chmod(new, 0o700)
+
+
 class Store:
     """An open database file. Use as a context manager: ``with Store.open(path) as store: ...``.
 
@@ -100,7 +114,7 @@ class Store:
             if not create:
                 raise NotFound(f"no database at {path}", path=str(path))
             try:
-                path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+                _private_folders(path.parent)
                 fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
                 os.close(fd)
             except OSError as exc:
@@ -526,6 +540,16 @@ class Store:
             chunk = wanted[start : start + 500]
             found.update(r[0] for r in self.conn.execute(
                 f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def content_hashes(self, memory_ids: Iterable[str]) -> dict[str, str]:
+        """id -> content_hash of those of ``memory_ids`` that are stored."""
+        wanted = list(memory_ids)
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            found.update(self.conn.execute(
+                f"SELECT id, content_hash FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
         return found
 
     def exists(self, memory_id: str) -> bool:
