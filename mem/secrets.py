@@ -164,9 +164,9 @@ def _is_code(value: str) -> bool:
     )
 
 
-# A passphrase written as one CamelCase word ("correctHorseBatteryStaple"): four or more words,
+# A passphrase written as one CamelCase or dashed word ("correctHorseBatteryStaple"): four or more words,
 # none of them the vocabulary of code that *names* a password rather than holding one.
-_PASSPHRASE_RE = re.compile(r"[a-z]{3,}(?:[A-Z][a-z]{2,}){3,}|(?:[A-Z][a-z]{2,}){4,}")
+_PASSPHRASE_RE = re.compile(r"[a-z]{3,}(?:[A-Z][a-z]{2,}){3,}|(?:[A-Z][a-z]{2,}){4,}|[a-z]{3,}(?:[\-_][a-z]{3,}){3,}")
 _CODE_WORDS = frozenset("""
     get set load read fetch from env environ config conf settings password passwd secret token key keys
     file path var value name field hash store stored vault keychain manager provider default user admin
@@ -175,7 +175,7 @@ _CODE_WORDS = frozenset("""
 
 
 def _is_passphrase(value: str) -> bool:
-    """True for a CamelCase run of four or more plain words that are not code vocabulary."""
+    """True for a CamelCase or dashed run of four or more plain words that are not code vocabulary."""
     if len(value) < 16 or not _PASSPHRASE_RE.fullmatch(value):
         return False
     words = re.findall(r"[A-Z]?[a-z]+", value)
@@ -221,6 +221,18 @@ def _mixed_case(value: str) -> bool:
 
 def _not_placeholder(value: str) -> bool:
     return not _is_placeholder(value)
+
+
+def _decodes_to_digits(part: str) -> bool:
+    """A Discord token's first part is the bot's numeric user id in base64."""
+    import base64
+    import binascii
+
+    try:
+        decoded = base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return 17 <= len(decoded) <= 20 and decoded.isdigit()
 
 
 def _pem_has_body(value: str) -> bool:
@@ -379,6 +391,93 @@ _RULES: tuple[_Rule, ...] = (
         hints=("pypi-AgE",),
     ),
     _Rule(
+        "rails_secret_key_base",
+        re.compile(r"""(?i:secret_key_base)["']?\s*(?::=|=>|[:=])\s*["']?([0-9a-fA-F]{64,})(?![0-9a-fA-F])"""),
+        group=1,
+        hints=("ecret_key_base", "ECRET_KEY_BASE"),
+        validate=_mixed_alnum,
+    ),
+    _Rule(
+        "shopify_token",
+        re.compile(r"\bshp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}\b"),
+        hints=("shpat_", "shpss_", "shpca_", "shppa_"),
+        validate=lambda v: _mixed_alnum(v[6:]),
+    ),
+    _Rule(
+        "digitalocean_token",
+        re.compile(r"\bdo[opr]_v1_[a-f0-9]{64}\b"),
+        hints=("_v1_",),
+        validate=lambda v: _mixed_alnum(v[7:]),
+    ),
+    _Rule(
+        "discord_bot_token",
+        # base64(user id) . base64(timestamp) . HMAC; the first part must decode to the numeric id.
+        re.compile(r"\b([MNO][A-Za-z0-9_\-]{23,27})\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}" + _END),
+        hints=("M", "N", "O"),
+        validate=lambda v: _decodes_to_digits(v.split(".", 1)[0]),
+    ),
+    _Rule(
+        "telegram_bot_token",
+        re.compile(r"(?<![0-9])\d{8,10}:AA[A-Za-z0-9_\-]{33}" + _END),  # also inside .../bot<token>/
+        hints=(":AA",),
+        validate=lambda v: _mixed_case(v.split(":", 1)[1]),
+    ),
+    _Rule(
+        "vendor_token",
+        # Prefixed tokens of more services, one pattern: the prefix says what it is, the body
+        # must look random (a digit and a letter).
+        re.compile(
+            r"\b(?:key-[0-9a-f]{32}"  # Mailgun
+            r"|[0-9a-f]{32}-us\d{1,2}"  # Mailchimp
+            r"|sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}|EAAA[0-9A-Za-z_\-]{60}"  # Square
+            r"|NRAK-[A-Z0-9]{27}"  # New Relic
+            r"|lin_api_[A-Za-z0-9]{40}"  # Linear
+            r"|ntn_\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}"  # Notion
+            r"|dp\.(?:st|pt|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9_\-]{40,64}"  # Doppler
+            r"|hv[sbr]\.[A-Za-z0-9_\-]{24,}"  # HashiCorp Vault
+            r"|ATATT3[A-Za-z0-9_\-=]{150,}"  # Atlassian
+            r"|dapi[0-9a-f]{32}(?:-\d)?"  # Databricks
+            r"|PMAK-[0-9a-f]{24}-[0-9a-f]{34}"  # Postman
+            r"|pul-[0-9a-f]{40}"  # Pulumi
+            r"|glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}"  # Grafana
+            r"|sntry[su]_[A-Za-z0-9+/=_\-]{40,}"  # Sentry
+            r"|AGE-SECRET-KEY-1[0-9A-Z]{58}"  # age
+            r"|dckr_pat_[A-Za-z0-9_\-]{27,}"  # Docker Hub
+            r"|sbp_[0-9a-f]{40}"  # Supabase
+            r"|gsk_[A-Za-z0-9]{52}"  # Groq
+            r"|r8_[A-Za-z0-9]{37}"  # Replicate
+            r"|tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}"  # Tailscale
+            r"|pplx-[A-Za-z0-9]{48}"  # Perplexity
+            r"|xai-[A-Za-z0-9]{70,90}"  # xAI
+            r"|GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,}"  # Google OAuth
+            r"|HRKU-[A-Za-z0-9_\-]{40,}"  # Heroku
+            r"|fo1_[A-Za-z0-9_\-]{43}"  # Fly.io
+            r"|shippo_(?:live|test)_[a-f0-9]{40}|rzp_(?:live|test)_[A-Za-z0-9]{14}"  # Shippo, Razorpay
+            r"|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,64}"  # PlanetScale
+            r"|ops_eyJ[A-Za-z0-9+/=_\-]{100,}"  # 1Password service account
+            r"|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,}"  # Terraform Cloud
+            r")" + _END
+        ),
+        hints=("key-", "-us", "sq0", "EAAA", "NRAK-", "lin_api_", "ntn_", "secret_", "dp.", "hvs.", "hvb.", "hvr.",
+               "ATATT3", "dapi", "PMAK-", "pul-", "glsa_", "glc_", "sntry", "AGE-SECRET-KEY-", "dckr_pat_", "sbp_",
+               "gsk_", "r8_", "tskey-", "pplx-", "xai-", "GOCSPX-", "ya29.", "HRKU-", "fo1_", "shippo_", "rzp_",
+               "pscale_", "ops_eyJ", ".atlasv1."),
+        validate=_mixed_alnum,
+    ),
+    _Rule(
+        "azure_client_secret",
+        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+        hints=("Q~",),
+        validate=_mixed_case,
+    ),
+    _Rule(
+        "netrc_password",
+        re.compile(r"\bmachine\s+[\w\-]+(?:\.[\w\-]+)+\s+login\s+\S+\s+password\s+(\S+)"),  # a host name
+        group=1,
+        hints=("machine",),
+        validate=lambda v: len(v) >= 3 and not _is_placeholder(v),
+    ),
+    _Rule(
         "url_credentials",
         # scheme://user:PASSWORD@host -- only the password is the value. The
         # password may hold a raw "@" (invalid but common): greedy up to the last.
@@ -503,7 +602,14 @@ def _scan_assignments(text: str, lowered: str) -> list[tuple[int, int, str]]:
         prose = sep.strip() in ("is", "was")
         word = m.group(0).lower()
         if word == "pass" and (pos == 0 or text[pos - 1] not in "_-."):
-            continue  # DB_PASS / smtp.pass, but not the English word
+            # DB_PASS / smtp.pass, but not the English word; "db pass: hunter2!" only with a
+            # password-shaped value (letters and digits or symbols, 8+ characters).
+            if pos == 0 or text[pos - 1] != " " or sep.strip() not in (":", "="):
+                continue
+            value = m.group("dq") or m.group("sq") or m.group("bare") or ""
+            if not (len(value) >= 8 and any(c.isalpha() for c in value)
+                    and any(c.isdigit() or c in _SYMBOLS for c in value)):
+                continue
         if word == "key" and not _KEY_QUALIFIER_RE.search(text, max(0, pos - 16), pos):
             continue
         quoted = m.group("bare") is None

@@ -198,10 +198,10 @@ def test_new_database_folders_are_private_whatever_the_umask(tmp_path: Path) -> 
 def test_mcp_add_and_update_pass_the_gate() -> None:
     import anyio
 
-    from tests.test_mcp import stdio_client, text
+    from tests.test_mcp import mcp_client, text
 
     async def main() -> None:
-        async with stdio_client() as client:
+        async with mcp_client() as client:
             refused = await client.call_tool("add", {"text": "deploy notes", "meta": {"cfg": {"api_key": STRIPE}}})
             assert refused.is_error and "meta.cfg.api_key" in text(refused)
             added = await client.call_tool("add", {"text": "a memory over mcp"})
@@ -219,3 +219,4 @@ def test_mcp_add_and_update_pass_the_gate() -> None:
             assert not ok.is_error, text(ok)
 
     anyio.run(main)
+
