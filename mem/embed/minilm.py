@@ -45,6 +45,7 @@ class MiniLM:
 
     def __init__(self) -> None:
         self._sessions: dict[bool, Any] = {}  # bulk? -> onnxruntime session
+        self.spin = True  # query threads spin between operators; off when a database server shares the CPU
         self._tokenizer: Any = None
 
     def _session(self, bulk: bool) -> Any:
@@ -60,7 +61,7 @@ class MiniLM:
             options = ort.SessionOptions()
             options.log_severity_level = 3  # onnxruntime warnings would otherwise reach stderr on every run
             options.intra_op_num_threads = 0
-            if bulk:
+            if bulk or not self.spin:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._sessions[bulk] = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         return self._sessions[bulk]
