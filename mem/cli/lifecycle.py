@@ -53,6 +53,9 @@ def consolidate(
                 yield record
 
         emit(records(), table=use_table(fmt, json), ctx=ctx)
+    if summary.get("skipped"):
+        _stderr(f"consolidate: skipped: {summary['skipped']}", quiet)
+        return
     parts = ", ".join(f"{name} {info.get('actions', 0)}" for name, info in summary.get("phases", {}).items())
     _stderr(f"consolidate{' (dry run)' if dry_run else ''}: {summary.get('actions', 0)} actions ({parts})", quiet)
 

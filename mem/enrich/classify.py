@@ -28,7 +28,7 @@ LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, remin
 # Labels that name the kind themselves; any other label leaves the kind to the text after it.
 _LABEL_KINDS = {"decision": "decision", "decisions": "decision", "decided": "decision", "adr": "decision",
                 "correction": "correction", "todo": "commitment", "to do": "commitment", "action item": "commitment"}
-_NAME_WORD = re.compile(r"^[A-Z][\w'.-]*$")
+_NAME_WORD = re.compile(r"^[A-Z][^\W\d_]*(?:['.-][^\W\d_]*)*$")  # "Caroline", "O'Brien", "Dr.": no digits ("T-42")
 
 
 def is_speaker(name: str) -> bool:
@@ -68,6 +68,8 @@ def guess_kind(text: str, tags: list[str] | None = None) -> str:
     ['decision', 'fact', 'episode']
     >>> guess_kind("Redis is the cache", ["Decision"])
     'decision'
+    >>> guess_kind("Ticket T-42: the deploy broke"), guess_kind("O'Brien: we'll see")
+    ('fact', 'episode')
     """
     lowered = {t.lower() for t in tags or ()}
     for kind in _TAG_KINDS:

@@ -18,10 +18,14 @@ When compress or prune change which memories are live, the scope is reorganized 
 
 Every write is a short transaction over one batch. A second run at the same ``now`` finds
 nothing to do: edges exist, surprise is unchanged, clusters are archived, radii are current.
+One real run per database at a time: a lease in ``meta`` (pid, host, heartbeat) makes a second
+concurrent run report ``skipped`` at once; a run killed at any moment (kill -9) leaves committed
+batches only, and the next run takes the dead holder's lease over and finishes the work.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -88,9 +92,8 @@ def _txn(ctx: "Context", dry_run: bool) -> Iterator[None]:
 
 
 def run(ctx: "Context", options: Options) -> Iterator[dict[str, Any]]:
-    """Run the chosen phases in order; yield one record per action, then a ``summary``."""
-    from mem.store import lifecycle as sql
-
+    """Run the chosen phases in order; yield one record per action, then a ``summary`` (with
+    ``skipped`` and nothing done when another real run holds the database's lease)."""
     unknown = [p for p in options.phases if p not in PHASES]
     if unknown:
         raise BadInput(f"unknown phase(s) {', '.join(unknown)}; one of {', '.join(PHASES)}")
@@ -98,32 +101,111 @@ def run(ctx: "Context", options: Options) -> Iterator[dict[str, Any]]:
     if options.limit is not None and options.limit < 0:
         raise BadInput("--limit must be >= 0")
     state = _Run(at=ctx.now_iso(), options=options)
-    run_id = None
-    if not options.dry_run:
+    summary = {"record": "summary", "command": "consolidate", "run": None, "now": state.at,
+               "dry_run": options.dry_run, "actions": 0, "phases": state.stats}
+    lease = None
+    if not options.dry_run:  # a dry run writes nothing, so it needs no lease
         with ctx.store.write():
-            run_id = sql.start_run(ctx.store, state.at, phases, False)
+            lease, holder = _claim(ctx, state.at, phases)
+        if lease is None:
+            yield {**summary, "skipped": f"another consolidate is running (pid {holder.get('pid')} on "
+                                         f"{holder.get('host')}, since {holder.get('since')}); it does the work"}
+            return
+        summary["run"] = lease.run_id
     handlers = {"replay": _replay, "reorganize": _reorganize, "compress": _compress, "prune": _prune}
-    total = 0
     try:
         for phase in phases:
             started = time.perf_counter()
             stats = state.stats.setdefault(phase, {"actions": 0})
             for record in handlers[phase](ctx, state, stats):
                 stats["actions"] += 1
-                total += 1
+                summary["actions"] += 1
                 yield record
+                if lease is not None:
+                    lease.beat()
             stats["seconds"] = round(time.perf_counter() - started, 3)
     except BaseException as exc:
-        if run_id is not None:
-            with ctx.store.write():
-                sql.finish_run(ctx.store, run_id, ctx.now_iso(), "failed", state.stats, f"{type(exc).__name__}: {exc}")
+        if lease is not None:
+            lease.end("failed", state.stats, f"{type(exc).__name__}: {exc}")
         raise
-    summary = {"record": "summary", "command": "consolidate", "run": run_id, "now": state.at,
-               "dry_run": options.dry_run, "actions": total, "phases": state.stats}
-    if run_id is not None:
-        with ctx.store.write():
-            sql.finish_run(ctx.store, run_id, ctx.now_iso(), "ok", state.stats)
+    if lease is not None:
+        lease.end("ok", state.stats)
     yield summary
+
+
+# ---------------------------------------------------------------------------------- lease
+LEASE_SECONDS = 3600.0  # a holder that has not beaten its heartbeat for this long is taken over, pid alive or not
+BEAT_SECONDS = 30.0
+
+
+@dataclass
+class _Lease:
+    """This process's hold on the consolidation lease (one real run per database at a time)."""
+
+    ctx: "Context"
+    token: str
+    run_id: int
+    holder: dict[str, Any]
+    beaten: float = field(default_factory=time.monotonic)
+
+    def beat(self) -> None:
+        """Refresh the heartbeat at most every BEAT_SECONDS, so a long run is not taken for a dead one."""
+        if time.monotonic() - self.beaten < BEAT_SECONDS:
+            return
+        from mem.store import lifecycle as sql
+
+        self.beaten = time.monotonic()
+        with self.ctx.store.write():
+            if (sql.read_lease(self.ctx.store) or {}).get("token") == self.token:
+                sql.write_lease(self.ctx.store, {**self.holder, "beat": time.time()})
+
+    def end(self, status: str, stats: dict[str, Any], error: str | None = None) -> None:
+        from mem.store import lifecycle as sql
+
+        with self.ctx.store.write():
+            sql.finish_run(self.ctx.store, self.run_id, self.ctx.now_iso(), status, stats, error)
+            sql.release_lease(self.ctx.store, self.token)
+
+
+def _claim(ctx: "Context", at: str, phases: Sequence[str]) -> tuple[_Lease | None, dict[str, Any]]:
+    """Inside a write transaction: take the lease (logging the run) unless a live run holds it.
+
+    A holder is dead when its process is gone (same host: ``kill -9``, a crash) or its heartbeat is
+    older than LEASE_SECONDS; its run is then logged as ``interrupted`` and the lease taken over, so
+    the next run redoes whatever the dead one left (every phase is idempotent)."""
+    import socket
+    import uuid
+
+    from mem.store import lifecycle as sql
+
+    holder = sql.read_lease(ctx.store)
+    if holder is not None and _alive(holder):
+        return None, holder
+    if holder is not None and isinstance(holder.get("run"), int):
+        sql.interrupt_run(ctx.store, holder["run"], ctx.now_iso())
+    run_id = sql.start_run(ctx.store, at, phases, False)
+    mine = {"token": uuid.uuid4().hex, "pid": os.getpid(), "host": socket.gethostname(), "run": run_id,
+            "since": at, "beat": time.time()}
+    sql.write_lease(ctx.store, mine)
+    return _Lease(ctx, mine["token"], run_id, mine), mine
+
+
+def _alive(holder: dict[str, Any]) -> bool:
+    import socket
+
+    beat = holder.get("beat")
+    if not isinstance(beat, (int, float)) or time.time() - beat > LEASE_SECONDS:
+        return False
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return True  # another machine's run: only its heartbeat tells
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's live process
+    return True
 
 
 def _scopes(ctx: "Context", options: Options) -> list[str]:

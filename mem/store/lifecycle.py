@@ -298,6 +298,38 @@ def decay_candidates(store: "Store", *, scope: str | None, ids: Sequence[str] | 
     return _scoped_batch(store, sql, [after_rowid, created_before], scope=scope, ids=ids, limit=limit)
 
 
+# ------------------------------------------------------------- consolidation lease
+_LEASE = "consolidate.lease"
+
+
+def read_lease(store: "Store") -> dict[str, Any] | None:
+    """The holder of the consolidation lease (a JSON object kept in ``meta``), None when free."""
+    value = store.get_meta(_LEASE)
+    try:
+        holder = orjson.loads(value) if value else None
+    except orjson.JSONDecodeError:
+        return None  # a damaged lease is no lease
+    return holder if isinstance(holder, dict) else None
+
+
+def write_lease(store: "Store", holder: dict[str, Any]) -> None:
+    store.set_meta(_LEASE, _json(holder))
+
+
+def release_lease(store: "Store", token: str) -> None:
+    """Give the lease up, only if ``token`` still holds it (a run that lost it to a takeover leaves it be)."""
+    holder = read_lease(store)
+    if holder is not None and holder.get("token") == token:
+        store.conn.execute("DELETE FROM meta WHERE key = ?", (_LEASE,))
+
+
+def interrupt_run(store: "Store", run_id: int, at: str) -> None:
+    """Close the log row of a run whose process died (kill -9, power loss) without finishing it."""
+    store.conn.execute("UPDATE consolidation_runs SET finished_at = ?, status = 'interrupted', "
+                       "error = 'the process ended before the run finished' WHERE id = ? AND finished_at IS NULL",
+                       (at, run_id))
+
+
 # ------------------------------------------------------------- consolidation log
 def start_run(store: "Store", started_at: str, phases: Sequence[str], dry_run: bool) -> int:
     cursor = store.conn.execute("INSERT INTO consolidation_runs(started_at, phases, dry_run) VALUES (?, ?, ?)",
