@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,16 +42,29 @@ def _records() -> list[dict]:
     return out
 
 
+@contextmanager
+def connect(path: Path) -> Iterator[Any]:
+    """mem's own SQLite (sqlean), committed and closed: see tests/test_lifecycle_trust.py ``db``."""
+    import sqlean
+
+    conn = sqlean.connect(path)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
+
+
 def _build(path: Path) -> None:
     result = run_mem("add", "--db", str(path), "--keep-near", "-", "--now", T0, input=jsonl(*_records()))
     assert result.code == 0, result.stderr
-    with sqlite3.connect(path) as conn:  # stored before the assertion index: replay has it all to do
+    with connect(path) as conn:  # stored before the assertion index: replay has it all to do
         conn.execute("UPDATE memories SET asserted = 0")
         conn.execute("DELETE FROM assertions")
 
 
 def _copy(src: Path, dst: Path) -> None:
-    with sqlite3.connect(src) as a, sqlite3.connect(dst) as b:
+    with connect(src) as a, connect(dst) as b:
         a.backup(b)
 
 
@@ -66,7 +81,7 @@ def _finish(path: Path) -> list[dict]:
 
 
 def _state(path: Path) -> tuple[list[tuple], list[tuple]]:
-    with sqlite3.connect(path) as conn:
+    with connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         memories = sorted(conn.execute("SELECT text, status, kind, layer, superseded_by IS NULL, scope FROM memories"))
         edges = sorted(conn.execute(
@@ -99,7 +114,7 @@ def test_kill_9_at_any_moment_then_the_next_run_finishes_the_work(tmp_path: Path
     assert records[-1]["record"] == "summary" and "skipped" not in records[-1]  # the dead holder's lease is taken
     assert _state(work) == expected
     assert _finish(work)[-1]["actions"] == 0  # settled
-    with sqlite3.connect(work) as conn:
+    with connect(work) as conn:
         statuses = {s for (s,) in conn.execute("SELECT status FROM consolidation_runs")}
     # some kills landed after a run had started (logged, then closed as interrupted by the next run)
     assert statuses == {"ok", "interrupted"}, statuses
@@ -122,7 +137,7 @@ def test_two_consolidates_at_once_do_the_work_once(tmp_path: Path) -> None:
     ran = [s for s in summaries if "skipped" not in s]
     assert ran, summaries
     merges = sum(1 for records in outputs for r in records if r.get("action") == "merge")
-    with sqlite3.connect(reference) as conn:
+    with connect(reference) as conn:
         merged = conn.execute("SELECT COUNT(*) FROM memories WHERE json_extract(meta, '$.consolidated') IS NOT NULL")
         assert merges == merged.fetchone()[0]  # each cluster merged once, by one of the two
     assert _state(work) == expected

@@ -4,7 +4,9 @@ kept, kinds and layers follow the text, confidence and surprise, cross-scope con
 from __future__ import annotations
 
 import os
-import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import anyio
 import pytest
@@ -31,8 +33,19 @@ LABELLED = [
 ]
 
 
-def db() -> sqlite3.Connection:
-    return sqlite3.connect(os.environ["MEM_DB"])
+@contextmanager
+def db() -> Iterator[Any]:
+    """The test database through mem's own SQLite (sqlean), committed and closed on the way out: a
+    second SQLite library in this process (the CLI runs in process) would not see mem's POSIX locks,
+    and a connection left open could read a half-written WAL as a malformed file."""
+    import sqlean
+
+    conn = sqlean.connect(os.environ["MEM_DB"])
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
 
 
 def add(*records: dict, now: str = T0, extra: tuple[str, ...] = ()) -> list[dict]:
