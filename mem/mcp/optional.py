@@ -187,8 +187,6 @@ def register_default(server: "MCPServer", engine: Engine, tool: Any) -> None:
     ``tool`` (from the profile's register) registers each function and records its name.
     """
     if has_stage("graph", *GRAPH_OPS[:2], "entity", "timeline", "causes", "communities", "stats", "link"):
-        from mem.stages import graph as graph_stage
-
         @tool(WRITE)
         async def link(ctx: Context, a: str, b: str, type: str = "related", weight: float = 1.0) -> Rows:
             """Link memory a -> b (type: related, see_also, caused, resolved, motivated, ...)."""
