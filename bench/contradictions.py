@@ -6,7 +6,8 @@ Usage::
 
 Each line of the data file is ``{"old": ..., "new": ..., "new_kind": ..., "conflict": bool,
 "type": ...}``. A pair is predicted "conflict" when :func:`mem.enrich.assertions.supersedes`
-returns any pair, so precision/recall are per memory pair (what intake decides: supersede the
+returns any pair or :func:`mem.enrich.corrections.corrects` reads the new text as correcting the old
+(intake's two tests, without the neighbour cosine), so precision/recall are per memory pair (what intake decides: supersede the
 old memory or keep both). Also reports per-type accuracy, every misclassified pair with the
 assertions extracted from both sides, and the mean time of one ``extract_assertions`` call.
 
@@ -29,6 +30,7 @@ from benchlib import ROOT, read_jsonl  # noqa: E402  (also puts the repo on sys.
 
 from mem.enrich import assertions as _assertions  # noqa: E402
 from mem.enrich.assertions import Assertion, extract_assertions, supersedes  # noqa: E402
+from mem.enrich.corrections import corrects, read as read_correction  # noqa: E402
 
 
 def evaluate(rows: list[dict]) -> dict:
@@ -37,8 +39,11 @@ def evaluate(rows: list[dict]) -> dict:
     per_type: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # n, correct
     wrong: list[tuple[dict, list[tuple[Assertion, Assertion]]]] = []
     for row in rows:
-        pairs = supersedes(row["new"], row["old"], row.get("new_kind", "fact"))
-        predicted = bool(pairs)
+        kind = row.get("new_kind", "fact")
+        pairs = supersedes(row["new"], row["old"], kind)
+        reading = read_correction(row["new"], kind)
+        # intake's two tests on the pair alone (no neighbour cosine, no entity lookup)
+        predicted = bool(pairs) or bool(reading and corrects(reading, row["old"]))
         truth = bool(row["conflict"])
         tp += predicted and truth
         fp += predicted and not truth

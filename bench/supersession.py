@@ -7,7 +7,8 @@ Usage::
 For each labeled pair ``{"old", "new", "new_kind", "conflict"}`` the old memory is added (one hour
 earlier) and then the new one, each pair in its own scope of one temporary database, through
 ``mem.stages.add.run`` (validation, near-duplicate gate, enrichment, ``supersede.check``, linking).
-A pair is predicted "conflict" when the old memory ends up superseded by the new one.
+A pair is predicted "conflict" when the old memory ends up superseded by the new one; pairs left
+with an open ``contradicts`` edge instead (intake unsure) are counted apart.
 The reverse run imports the new memory first and the old one after (an import of old data): the
 old one must come back with status ``superseded``. Prints precision/recall (and per-type), the
 misses, and with ``--json`` a last line of figures.
@@ -33,6 +34,7 @@ def run(rows: list[dict], embedder: str, reverse: bool) -> list[tuple[dict, bool
     from mem.stages import add
     from mem.stages.context import Context
     from mem.store import Store
+    from mem.store import graph as store_graph
 
     out = []
     with tempfile.TemporaryDirectory() as folder:
@@ -58,7 +60,9 @@ def run(rows: list[dict], embedder: str, reverse: bool) -> list[tuple[dict, bool
                     predicted = old_outcome.status == "superseded" and superseded_by == new_outcome.id
                 else:
                     predicted = superseded_by == new_outcome.id
-                out.append((row, predicted, ""))
+                open_edge = bool(not predicted and store_graph.edges_between(store, new_outcome.id, old_outcome.id,
+                                                                               "contradicts"))
+                out.append((row, predicted, "open contradiction" if open_edge else ""))
     return out
 
 
@@ -93,6 +97,11 @@ def main(argv: list[str] | None = None) -> int:
     for row, predicted, _ in forward:
         per_type[row.get("type", "?")][0] += 1
         per_type[row.get("type", "?")][1] += predicted == bool(row["conflict"])
+    unsure = [r for r, p, note in forward if note == "open contradiction"]
+    f["contradicts"] = len(unsure)
+    f["contradicts_on_conflicts"] = sum(1 for r in unsure if r["conflict"])
+    print(f"left open as a contradicts edge (in order): {len(unsure)}, of which labeled conflicts "
+          f"{f['contradicts_on_conflicts']}")
     print("per-type accuracy (in order): " + ", ".join(f"{k} {ok}/{n}" for k, (n, ok) in sorted(per_type.items())))
     for row, predicted, note in forward:
         if predicted != bool(row["conflict"]):

@@ -1189,16 +1189,6 @@ def _h_owner_active(m: re.Match[str], c: _Clause, pol: bool) -> bool:
 _OWNED_TAIL = _lazy(r"\s*\(.*$|\s+and\s+(?:reviews|approves|maintains|handles|runs|signs)\b.*$")
 
 
-def _h_took_over(m: re.Match[str], c: _Clause, pol: bool) -> bool:
-    """"@james took over the payments repo from Maria": new owner asserted, old one denied."""
-    if not pol or not _h_owner_active(m, c, pol):
-        return False
-    old = _owner_value(_normalize_subject(m["old"])[0])
-    if old and c.out:
-        c.add(c.out[-1].subject, "owner", old, False)
-    return True
-
-
 def _h_language(m: re.Match[str], c: _Clause, pol: bool) -> bool:
     v, _ = _normalize_value(m["v"])
     base = _base_value(v)[0]
@@ -1459,16 +1449,6 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^(?P<old>.+?)\s+" + _AUX + r"(?:replaced|superseded|swapped out)\s+(?:with|by)\s+"
         r"(?P<new>.+?)(?:\s+(?:for|in|as)\s+(?P<s>.+?))?$"),
      _h_replace),
-    ("replaces", _T("replaced replaces supersedes superseded took takes"),
-     _p(r"^(?P<new>[^,;:=]+?)\s+" + _AUX + r"(?:replaced|replaces|supersedes|superseded|"
-        r"took over from|takes over from)\s+(?P<old>.+?)(?:\s+(?:for|in|as)\s+(?P<s>.+?))?$"),
-     _h_replace),
-    ("in_favor", _T("favor favour"),
-     _p(r"^" + _WE + _AUX + r"(?:dropped|drop|ditched|ditch|abandoned|abandon|removed|remove|"
-        r"deprecated|retired|moved off|moved away from|migrated off|migrated away from|"
-        r"got rid of)\s+(?P<old>.+?)\s+in favou?r of\s+(?P<new>.+?)"
-        r"(?:\s+(?:for|in)\s+(?P<s>.+?))?$"),
-     _h_replace),
 
     # --- ports: "X listens on port 8080", "X port is 8080", "X runs on localhost:5173" ---
     ("port_of", _T("port"),
@@ -1507,14 +1487,6 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^(?:the\s+)?(?:ownership|maintenance|responsibility)\s+(?:of|for)\s+(?P<s>.+?)\s+" +
         _AUX + r"(?:moved|transferred|passed|went|handed|shifted)\s+(?:over\s+)?to\s+(?P<v>.+)$"),
      _h_owner),
-    ("handed_to", _T("handed transferred passed"),
-     _p(r"^" + _S + r"\s+(?:was|were|has been|have been|got|is being|is)\s+"
-        r"(?:handed|transferred|passed)\s+(?:over\s+|off\s+)?to\s+(?P<v>.+)$"),
-     _h_owner),
-    ("took_over", _T("took takes taken"),
-     _p(r"^(?P<v>[^,;:=]+?)\s+" + _AUX + r"(?:took|takes|taken)\s+over\s+(?P<s>.+?)\s+from\s+"
-        r"(?P<old>[^,;:=]+)$"),
-     _h_took_over),
     ("owns", _T("owns own owned maintains maintain maintained leads took takes taken responsible "
                 "charge owner owners maintainer dri point"),
      _p(r"^(?P<v>[^,;:=]+?)\s+" + _AUX + r"(?:owns|own|owned|maintains|maintain|maintained|"

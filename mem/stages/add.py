@@ -340,9 +340,9 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
         memory.id = ids.uuid7(_unix_ms(memory.created_at))
     rowid = store.insert_memory(memory)
     chunk.remember(draft, rowid)
-    superseded = supersede.check(ctx, rowid, memory, draft.assertions)
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
                       neighbour_ids=chunk.ids)
+    superseded = supersede.check(ctx, rowid, memory, draft.assertions, neighbours=neighbours)  # reads the entities
     status, superseded = supersede.resolve_status(superseded, memory.id)
     detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
     if status == "superseded":

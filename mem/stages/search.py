@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 from mem.errors import BadInput
 from mem.records import Hit, Memory
 from mem.store import PriorRow
+from mem.store.lifecycle import contradiction_pairs
 from mem.score.classify_query import classify, weights_for
+from mem.score.contradiction import newer_first
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, blend, peak_factor, prior, rrf,
                                squash)
 from mem.stages import channels as graph_channels
@@ -255,6 +257,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories,
                          plan.memo.get("speaker_factors")))
             for i, (score, rowid, components) in enumerate(top)]
+    hits = newer_first(hits, contradiction_pairs(ctx.store, [h.memory.id for h in hits]))  # open contradictions
     if query.bump and top:
         from mem.enrich.dates import format_datetime
 

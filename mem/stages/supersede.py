@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from mem.stages.context import Context
 
 CANDIDATES = 50
+NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
+CONTRADICTS_MIN = 0.65  # cosine for an open contradicts edge when a correction does not clearly replace
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
 # true of the project: two turns never supersede each other, or a chat log would hide itself.
 NOT_ASSERTED = frozenset({"episode"})
@@ -90,13 +92,17 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
             and (b.valid_until is None or b.valid_until > a.created_at))
 
 
-def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None) -> list[str]:
-    """Called inside the intake write transaction after insert; returns the ids superseded.
+def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
+          neighbours: "Sequence[tuple[int, float]] | None" = None) -> list[str]:
+    """Called inside the intake write transaction after insert (and after its entities are linked);
+    returns the ids superseded.
 
-    ``found``: the memory's assertions when already extracted (``assertions_of``).
+    ``found``: the memory's assertions when already extracted (``assertions_of``); ``neighbours``:
+    its nearest stored memories (rowid, cosine) when intake looked them up.
 
-    The list contains ``memory.id`` itself when the incoming memory is the older side of a
-    conflict (intake then reports status ``superseded``).
+    Two passes: rival assertions on the same slot (``conflict_candidates``), then corrections read
+    from structure (``_corrections``). The list contains ``memory.id`` itself when the incoming
+    memory is the older side of a conflict (intake then reports status ``superseded``).
     """
     from mem.enrich.assertions import slot_key, supersedes
     from mem.store import lifecycle as sql
@@ -105,29 +111,70 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         index(ctx, rowid, memory, [])  # marked indexed with no assertions, so replay never comes back to it
         return []
     found = index(ctx, rowid, memory, found)
-    if not found or memory.superseded_by:
+    if memory.superseded_by:
         return []
-    keys = [slot_key(a) for a in found]
-    at = ctx.now_iso()
     superseded: list[str] = []
-    values = [a.value for a in found]
-    for other_rowid, other in sql.conflict_candidates(ctx.store, scope=memory.scope, keys=keys, values=values,
-                                                      exclude=rowid, limit=CANDIDATES):
-        if not _overlap(memory, other):
+    if found:
+        keys = [slot_key(a) for a in found]
+        values = [a.value for a in found]
+        rivals = sql.conflict_candidates(ctx.store, scope=memory.scope, keys=keys, values=values,
+                                         exclude=rowid, limit=CANDIDATES)
+        for other_rowid, other in rivals:
+            newer, older = _ordered(rowid, memory, other_rowid, other)
+            if _overlap(memory, other) and supersedes(newer.text, older.text, newer.kind) \
+                    and _resolve(ctx, newer, older, superseded) and older is memory:
+                return superseded  # the incoming memory is history now; it supersedes nothing
+    return _corrections(ctx, rowid, memory, neighbours or [], superseded)
+
+
+def _ordered(rowid: int, memory: "Memory", other_rowid: int, other: Any) -> tuple[Any, Any]:
+    """(newer, older) by ``created_at``; ties: the one stored later is newer."""
+    if (memory.created_at, rowid) > (other.created_at, other_rowid):
+        return memory, other
+    return other, memory
+
+
+def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str]) -> bool:
+    """``newer`` supersedes ``older`` (appended to ``superseded``), or, when ``older`` is pinned, an
+    open ``contradicts`` edge; returns whether it was superseded."""
+    from mem.store import lifecycle as sql
+
+    at = ctx.now_iso()
+    if _protected(older, newer):
+        if sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts", at=at):
+            ctx.store.update_memory(newer.id, {"verification": "contradicted"}, at=at, op="contradict")
+        return False
+    sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="supersedes", at=at)
+    ctx.store.update_memory(older.id, {"superseded_by": newer.id}, at=at, op="supersede")
+    superseded.append(older.id)
+    return True
+
+
+def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
+                 superseded: list[str]) -> list[str]:
+    """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
+    neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
+    correction, supersedes the older if the older states the old value it names (or holds the same
+    slot with another number); a close neighbour on the same slot that it does not clearly replace
+    gets an open ``contradicts`` edge instead, which search and ``mem verify`` show."""
+    from mem.enrich import corrections
+    from mem.store import lifecycle as sql
+
+    cosine = {other: sim for other, sim in neighbours}
+    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, list(cosine)):
+        if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue
-        incoming_newer = (memory.created_at, rowid) > (other.created_at, other_rowid)
-        newer, older = (memory, other) if incoming_newer else (other, memory)
-        if not supersedes(newer.text, older.text, newer.kind):
+        newer, older = _ordered(rowid, memory, other_rowid, other)
+        reading = corrections.read(newer.text, newer.kind)
+        if reading is None:
             continue
-        if _protected(older, newer):
-            if sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts", at=at):
-                ctx.store.update_memory(newer.id, {"verification": "contradicted"}, at=at, op="contradict")
-            continue
-        sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="supersedes", at=at)
-        ctx.store.update_memory(older.id, {"superseded_by": newer.id}, at=at, op="supersede")
-        superseded.append(older.id)
-        if older is memory:
-            break  # the incoming memory is history now; it supersedes nothing
+        sim = cosine.get(other_rowid, 0.0)
+        if corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN):
+            if _resolve(ctx, newer, older, superseded) and older is memory:
+                break
+        elif sim >= CONTRADICTS_MIN and corrections.related(reading, older.text):
+            sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
+                         at=ctx.now_iso(), weight=round(sim, 4))
     return superseded
 
 

@@ -173,6 +173,16 @@ def open_contradictions(store: "Store", ids: Sequence[str] | None = None) -> lis
     return [(r[0], r[1], r[2]) for r in store.conn.execute(sql + " ORDER BY e.created_at, e.src", params)]
 
 
+def contradiction_pairs(store: "Store", ids: Sequence[str]) -> list[tuple[str, str]]:
+    """``(newer, older)`` of every ``contradicts`` edge with both ends among ``ids`` (a page of hits)."""
+    if not ids:
+        return []
+    marks = ",".join("?" * len(ids))
+    return [(r[0], r[1]) for r in store.conn.execute(
+        f"SELECT src, dst FROM edges WHERE type = 'contradicts' AND src IN ({marks}) AND dst IN ({marks}) "
+        "ORDER BY created_at, src", [*ids, *ids])]
+
+
 # -------------------------------------------------------------------- assertions
 def index_assertions(store: "Store", rowid: int, scope: str, rows: Sequence[tuple[str, str, str, str, bool]]) -> None:
     """Store a memory's assertions ``(attribute, subject, slot, value, polarity)`` and mark it indexed."""
@@ -237,6 +247,28 @@ def cross_scope_pairs(store: "Store", base: str, scope: str, limit: int) -> list
                f"AND EXISTS ({live.format('p.memory_rowid')})" for on in joins]
     sql = f"SELECT a, b FROM ({' UNION '.join(selects)}) ORDER BY a, b LIMIT ?"
     return [(int(a), int(b)) for a, b in store.conn.execute(sql, [*[scope, base] * len(joins), limit])]
+
+
+def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Sequence[int], *, max_fan: int = 50,
+                          limit: int = 30) -> list[tuple[int, Rival]]:
+    """Live memories of ``scope`` a correction stored as ``rowid`` may correct: its semantic
+    ``neighbours`` (rowids) and the ``limit`` memories sharing most of its entities (each mentioned by
+    at most ``max_fan`` memories). Newest first."""
+    sharers = [int(r[0]) for r in store.conn.execute(
+        "SELECT b.memory_rowid FROM memory_entities a JOIN entities e ON e.id = a.entity_id AND e.mention_count <= ? "
+        "JOIN memory_entities b ON b.entity_id = a.entity_id AND b.memory_rowid != a.memory_rowid "
+        "WHERE a.memory_rowid = ? GROUP BY b.memory_rowid ORDER BY COUNT(*) DESC, b.memory_rowid DESC LIMIT ?",
+        (max_fan, rowid, limit))]
+    wanted = sorted({*sharers, *neighbours} - {rowid})
+    if not wanted:
+        return []
+    found = []
+    for start in range(0, len(wanted), 500):
+        part = wanted[start:start + 500]
+        found += [(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6]))) for r in store.conn.execute(
+            f"SELECT m.rowid, {_RIVAL_COLUMNS} FROM memories m WHERE m.rowid IN ({','.join('?' * len(part))}) "
+            "AND m.scope = ? AND m.superseded_by IS NULL AND m.status != 'archived'", [*part, scope])]
+    return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
 def unasserted(store: "Store", *, scope: str | None, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:

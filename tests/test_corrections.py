@@ -1,0 +1,166 @@
+"""Corrections win: structural reading (mem.enrich.corrections), intake supersession in both orders,
+open contradictions ranked newer-first in search and listed by verify. CLI through the real entry point."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from mem.enrich.corrections import corrects, read, related
+from tests.conftest import jsonl, run_mem
+
+# (older memory, correction, correction kind, a question both answer)
+PAIRS = {
+    "owner": ("Alice Nguyen owns the billing service",
+              "Correction: billing is now owned by Erin Walsh; Alice Nguyen moved to the platform team",
+              "correction", "who is responsible for billing?"),
+    "timeout": ("The payments timeout is 30 seconds", "The payments timeout was raised from 30 to 45 seconds",
+                "fact", "what is the payments timeout now?"),
+    "search": ("Search runs on Elasticsearch 8", "We switched from Elasticsearch to OpenSearch for search",
+               "fact", "what do we use for search?"),
+    "port": ("The API listens on port 8080", "The API now listens on port 9090", "fact",
+             "which port does the API listen on?"),
+    "handover": ("Marta Lopez is the contact for the deploy pipeline and approves hotfixes.",
+                 "Marta handed the deploy pipeline over to Jon Reyes; Jon is now the contact for hotfix approvals.",
+                 "fact", "who approves hotfixes on the deploy pipeline?"),
+    "took_over": ("Priya maintains the billing exporter and reviews its pull requests.",
+                  "Omar took over the billing exporter from Priya; he reviews its pull requests now.",
+                  "fact", "who reviews billing exporter pull requests?"),
+    "shortened": ("Password reset links expire after 48 hours.",
+                  "We shortened the password reset link lifetime from 48 hours to 2 hours.",
+                  "fact", "how long is a password reset link valid?"),
+    "renamed": ("The nightly sync_accounts job lives in jobs/sync.py.",
+                "Renamed the sync_accounts job to reconcile_accounts; it still lives in jobs/sync.py.",
+                "fact", "what is the nightly accounts job called?"),
+    "dropped": ("The web app still supports Safari 14 through a polyfill bundle.",
+                "We dropped Safari 14 from the web app; the polyfill bundle is deleted.",
+                "fact", "does the web app support Safari 14?"),
+    "no_longer": ("Invoices are emailed to customers by the Mailgun integration.",
+                  "Invoices are no longer emailed by Mailgun; Postmark sends them to customers.",
+                  "fact", "what emails invoices to customers?"),
+    "gone": ("Feature toggles are read from the legacy config service at startup.",
+             "The config service is gone; feature toggles are read from Flagd at startup.",
+             "fact", "where are feature toggles read from?"),
+    "replaced": ("Visual regressions in CI are checked with BackstopJS screenshots.",
+                 "Replaced BackstopJS with Playwright screenshots for visual regressions in CI.",
+                 "fact", "what checks visual regressions in CI?"),
+    "not_old": ("The default geofence radius is 50 m around each depot.",
+                "Actually the default geofence radius is 100 m around each depot, not 50 m.",
+                "correction", "what is the default geofence radius?"),
+}
+
+
+def _load(pairs: dict[str, tuple[str, str, str, str]], *, correction_first: bool = False) -> dict[str, tuple[str, str]]:
+    """Store each pair in its own scope (old a day before new) with one ``mem import``; key -> (old id, new id)."""
+    records = []
+    for key, (old, new, kind, _) in pairs.items():
+        first = {"text": old, "scope": key, "created_at": "2026-05-01T09:00:00Z"}
+        second = {"text": new, "kind": kind, "scope": key, "created_at": "2026-05-02T09:00:00Z"}
+        records += [second, first] if correction_first else [first, second]
+    done = run_mem("import", "-", "--now", "2026-05-03T00:00:00Z", input=jsonl(*records))
+    assert done.code == 0, done.stderr
+    outcomes = done.records
+    ids = {}
+    for i, key in enumerate(pairs):
+        a, b = outcomes[2 * i], outcomes[2 * i + 1]
+        old, new = (b, a) if correction_first else (a, b)
+        ids[key] = (old, new)
+    return ids
+
+
+def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it() -> None:
+    ids = _load(PAIRS)
+    for key, (old, new) in ids.items():
+        assert new["status"] == "added", (key, new)
+        assert new.get("supersedes") == [old["id"]], (key, new)
+    exported = {r["id"]: r for r in run_mem("export").records}
+    for key, (old, new) in ids.items():
+        assert exported[old["id"]]["superseded_by"] == new["id"], key
+    for key in ("owner", "timeout", "search", "port", "handover", "shortened"):
+        question = PAIRS[key][3]
+        hits = run_mem("search", question, "--scope", key, "--now", "2026-05-03T00:00:00Z").records
+        assert hits and hits[0]["id"] == ids[key][1]["id"], (key, hits)
+        assert ids[key][0]["id"] not in [h["id"] for h in hits]
+
+
+def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
+    pairs = {k: PAIRS[k] for k in ("timeout", "search", "handover", "no_longer", "renamed", "gone")}
+    ids = _load(pairs, correction_first=True)
+    for key, (old, new) in ids.items():
+        assert new["status"] == "added", (key, new)
+        assert old["status"] == "superseded" and old["superseded_by"] == new["id"], (key, old)
+
+
+def test_look_alikes_that_correct_nothing_stay_live() -> None:
+    pairs = {
+        # a one-word old value and one shared word are not enough: Dana still applies topics
+        "handover": ("Dana applies new Kafka topic manifests after review.",
+                     "Dana handed the Kafka on-call rotation over to Pavel; Pavel is now the contact.", "fact", ""),
+        # the old number, but not the same slot
+        "number": ("Failed webhooks are retried 30 times.", "The payments timeout was raised from 30 to 45 seconds.",
+                   "fact", ""),
+        # a reminder that rejects the same value agrees with the older memory
+        "agree": ("Amounts are integer cents in bigint columns, never floats.",
+                  "Reminder: amounts stay integer cents in bigint columns, never floats.", "fact", ""),
+    }
+    ids = _load(pairs)
+    for key, (old, new) in ids.items():
+        assert "supersedes" not in new, (key, new)
+    exported = {r["id"]: r for r in run_mem("export").records}
+    assert all(exported[old["id"]]["superseded_by"] is None for old, _ in ids.values())
+
+
+def test_an_unsure_correction_leaves_an_open_contradiction_search_ranks_newer_first_and_verify_lists() -> None:
+    older = "Mobile releases ship from the release branch every second Thursday after QA sign-off."
+    newer = "Mobile releases now ship from the release branch every Tuesday after QA sign-off."
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z").records[0]
+    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z").records[0]
+    assert "supersedes" not in second  # no old value named, no number of one unit: not proof enough
+    report = run_mem("verify", "--now", "2026-05-03T00:00:00Z")
+    assert report.code == 7
+    found = [r for r in report.records if r.get("finding") == "contradiction"]
+    assert [(r["id"], r["other"]) for r in found] == [(second["id"], first["id"])]
+    hits = run_mem("search", "when do mobile releases ship from the release branch?",
+                   "--now", "2026-05-03T00:00:00Z").records
+    order = [h["id"] for h in hits]
+    assert order.index(second["id"]) < order.index(first["id"])
+    assert hits[order.index(second["id"])]["why"]["contradicts"]["over"] == first["id"]
+
+
+def test_reading_names_old_and_new_values_by_shape() -> None:
+    cases = {
+        "The payments timeout was raised from 30 to 45 seconds.": (["30"], ["45 seconds"]),
+        "We switched CI from Jenkins to GitHub Actions.": (["jenkins"], ["github actions"]),
+        "Replaced BackstopJS with Playwright in CI.": (["backstopjs"], ["playwright"]),
+        "Fluent Bit was replaced by Vector for log shipping.": (["fluent bit"], ["vector"]),
+        "Marta handed the pipeline over to Jon Reyes.": (["marta"], ["jon reyes"]),
+        "Omar took over the exporter from Priya.": (["priya"], []),
+        "The Python monolith is gone.": (["python monolith"], []),
+        "We dropped IE11 support from the dashboard.": (["ie11 support"], []),
+        "The radius is 100 m, not 50 m.": (["50 m"], []),
+    }
+    for text, (old, new) in cases.items():
+        reading = read(text)
+        assert reading is not None, text
+        assert [v.text for v in reading.old] == old, text
+        assert [v.text for v in reading.new] == new, text
+    assert read("The API uses FastAPI and Postgres.") is None
+    assert read("Anything", "correction") is not None  # the kind alone makes it a correction
+
+
+def test_a_number_of_the_same_unit_on_the_same_slot_is_replaced() -> None:
+    reading = read("Bumped the per-fleet API rate limit to 1200 requests per minute.")
+    assert corrects(reading, "The API rate limit is 600 requests per minute per fleet.") \
+        == "same slot, 600 request -> 1200 request"
+    # the same unit attached to other words is another slot
+    assert corrects(reading, "The API gateway serves 600 requests per minute at peak, rate limit aside.") is None
+    assert related(reading, "The API rate limit is documented in the handbook.")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300), st.text(max_size=300), st.sampled_from(["fact", "correction", "decision"]))
+def test_reading_and_deciding_never_raise(new: str, old: str, kind: str) -> None:
+    reading = read(new, kind)
+    if reading is not None:
+        verdict = corrects(reading, old)
+        assert verdict is None or isinstance(verdict, str)
+        assert isinstance(related(reading, old), bool)
