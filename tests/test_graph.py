@@ -274,3 +274,37 @@ def test_out_of_order_session_turn_is_spliced_into_the_chain(tmp_path):
     chain = ok(mem(db, "graph", "neighbors", middle["id"], "--layer", "temporal"))
     assert {(n["id"], n["via"]["type"]) for n in chain} == {(first, "precedes"), (last, "precedes")}
     assert [n["id"] for n in ok(mem(db, "graph", "neighbors", first, "--layer", "temporal"))] == [middle["id"]]
+
+
+BUG_STORY = [  # (text, the index of the memory it should name as its cause, or None)
+    ("The nightly build failed on the CI runner with no space left on device.", None),
+    ("The nightly build broke because the disk on the CI runner filled up with old Docker images.", None),
+    ("Fixed the nightly build by pruning old Docker images on the CI runner.", 0),
+    ("Checkout requests on the payments API got slow on Monday, p95 at 4 seconds.", None),
+    ("Root cause of the slow checkout requests was a missing index on payments.order_id.", None),
+    ("To fix the slow checkout requests we added an index on payments.order_id.", 4),
+    ("After the payments.order_id index went in, we added a latency alert on the checkout endpoint.", 5),
+    ("The Friday release was rolled back because the checkout latency alert fired on every deploy.", 6),
+]
+
+
+def test_causal_links_follow_the_shape_of_the_sentence_not_a_cue_list(tmp_path: Path) -> None:
+    db = tmp_path / "bugs.db"
+    records = [{"text": t, "created_at": f"2024-06-0{1 + i // 3}T{10 + i % 3}:00:00Z", "meta": {"session": f"b{i // 3}"}}
+               for i, (t, _) in enumerate(BUG_STORY)]
+    ids = [r["id"] for r in ok(mem(db, "add", "-", input=jsonl(*records)))]
+
+    def upstream(i: int) -> set[str]:
+        return {r["id"] for r in ok(mem(db, "graph", "causes", ids[i])) if r["direction"] == "upstream"}
+
+    def downstream(i: int) -> set[str]:
+        return {r["id"] for r in ok(mem(db, "graph", "causes", ids[i])) if r["direction"] == "downstream"}
+
+    for i, (_, cause) in enumerate(BUG_STORY):
+        if cause is not None:
+            assert ids[cause] in upstream(i), (i, BUG_STORY[i][0])
+    # "X broke because Y" and "the root cause of X was Y" explain the report of X: its cause
+    assert ids[1] in upstream(0)
+    assert ids[4] in upstream(3)
+    # the fix resolves the failure, so the failure's effects include it
+    assert ids[2] in downstream(0)

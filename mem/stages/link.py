@@ -8,11 +8,12 @@ cheap (a handful of indexed statements and one coarse KNN; no networkx, no LLM):
 - temporal: ``precedes`` from the previous memory of the same session (``meta.session``, else
   ``source``; ordered by ``created_at``, the session's own clock) and ``same_session`` to a few
   more before it; a memory arriving out of order is spliced into the chain;
-- causal: cue phrases ("because", "fixed by", "so that", ...) link this memory to recent ones
-  that share an entity with it.
+- causal: a causal shape ("fixed X by Y", "to fix X we Y", "X broke because Y", "the root cause of
+  X was Y", "after X, we Y", "... so that ...") names a *focus* X; this memory links to the recent
+  memory of the scope that shares its entities and names X (``causal_reading``).
 
->>> CAUSAL_CUES.search("The deploy failed because the token expired").group(0)
-'because'
+>>> causal_reading("The deploy failed because the token expired")
+('caused', 'explains', 'The deploy failed', 'the token expired')
 """
 
 from __future__ import annotations
@@ -37,18 +38,32 @@ CAUSAL_PER_ENTITY = 20  # recent mentioners looked at per shared entity
 CAUSAL_MAX = 2  # causal links per cue-bearing memory
 CAUSAL_MIN_SCORE = 0.25  # at least one shared entity with a fan of ~50 or less
 CAUSAL_WINDOW_DAYS = 180
+CAUSAL_RECENT = 20  # memories just before this one in its scope, looked at besides the entity sharers
+FOCUS_WEIGHT = 0.5  # score per focus word a candidate contains (a shared entity with a fan of ~7 is ~0.5)
 MAX_ENTITIES = 24  # per memory: a pasted log must not flood the entity table
 
-# Cue -> (edge type, direction). "back": the earlier memory explains this one (earlier -> this);
-# "forward": this memory acts on the earlier one (this -> earlier).
-_CUES = {
-    "because": ("caused", "back"), "due to": ("caused", "back"), "caused by": ("caused", "back"),
-    "led to": ("caused", "back"), "reverted after": ("caused", "back"), "as a result of": ("caused", "back"),
-    "fixed by": ("resolved", "forward"), "resolved by": ("resolved", "forward"), "fixed it by": ("resolved", "forward"),
-    "so that": ("motivated", "back"), "in order to": ("motivated", "back"),
-}
-CAUSAL_CUES = re.compile(r"\b(" + "|".join(sorted(_CUES, key=len, reverse=True)).replace(" ", r"\s+") + r")\b",
-                         re.IGNORECASE)
+# Causal shapes, by the role the memory plays towards an earlier one. Each pattern captures the
+# *focus*: the phrase naming what the earlier memory is about (the problem fixed, the effect
+# explained, the event followed up, or the stated cause).
+_FIX = r"(?:fix|resolv|solv|mitigat|repair|patch|unblock)(?:e|es|ed|d|ing|s|ted)?|work(?:ed|ing)? around|got rid of"
+_CAUSE = (r"because(?: of)?|due to|caused by|as a result of|thanks to|stemm(?:ed|ing|s) from|came from|"
+          r"triggered by|traced (?:it |this |that )?(?:back )?to|turned out to be|led to|broke because")
+_FOCUS = r"(?P<focus>(?:[^,;:.!?\n]|[.:](?=\S)){3,120}?)"  # "payments.order_id" and "a:b" stay whole
+_CAUSAL_SHAPES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), kind, role) for p, kind, role in (
+        # "the root cause of X was Y", "the cause of X is Y", "the reason for X was Y": X is the effect
+        (rf"\b(?:root[- ])?(?:cause|reason)s?\s+(?:of|for|behind)\s+{_FOCUS}\s+(?:was|were|is|are|turned out)\b",
+         "caused", "explains"),
+        # "fixed X by Y", "to fix X we Y", "X was fixed by Y", "resolved X with Y": X is the problem
+        (rf"\b(?:{_FIX})\s+{_FOCUS}(?=\s+(?:by|with|through|via|using|we|i|the team)\b|[,;:.]|$)", "resolved", "resolves"),
+        (rf"^{_FOCUS}\s+(?:was|were|is|got|has been|have been)\s+(?:{_FIX})\b", "resolved", "resolves"),
+        # "X broke because Y", "X failed due to Y": X is the effect, Y the cause
+        (rf"^{_FOCUS}\s+(?:{_CAUSE})\b(?P<cause>.*)", "caused", "explains"),
+        # "after X, we Y", "following X, the team Y": X came first and prompted this
+        (rf"^(?:after|following|once|since)\s+{_FOCUS},", "motivated", "follows"),
+        # "... so that X", "... in order to X": the purpose; the earlier memory motivated this one
+        (r"\b(?:so that|in order to)\b(?P<focus>)", "motivated", "follows"),
+    ))
 # Problem words: a "fixed by" memory resolves the most recent *problem* it shares an entity with.
 PROBLEM = re.compile(r"\b(bug|error|errors|crash\w*|fail\w*|broke\w*|broken|issue|regression|outage|slow\w*|"
                      r"timeout\w*|leak\w*|flaky|exception|traceback|lock(?:ed|s|ing)?|deadlock\w*|hang\w*)\b",
@@ -159,49 +174,92 @@ def link_temporal(ctx: "Context", rowid: int, memory: "Memory", at: str) -> None
     sql.add_edges(store, edges, at)
 
 
+def causal_reading(text: str) -> tuple[str, str, str, str] | None:
+    """``(edge type, role, focus, stated cause)`` of the first causal shape in ``text``, or None.
+
+    >>> causal_reading("Fixed the nightly build by pruning old Docker images")
+    ('resolved', 'resolves', 'the nightly build', '')
+    >>> causal_reading("Root cause of the slow checkout was a missing index")
+    ('caused', 'explains', 'the slow checkout', '')
+    """
+    for pattern, kind, role in _CAUSAL_SHAPES:
+        found = pattern.search(text)
+        if found:
+            return kind, role, found.group("focus").strip(), (found.groupdict().get("cause") or "").strip()
+    return None
+
+
 def link_causal(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[int], at: str) -> int:
-    """Cue phrases link this memory to recent memories sharing an entity; returns links made."""
+    """Causal shapes link this memory to the earlier memory its focus names; returns links made.
+
+    Candidates are recent memories of the scope that share an entity with this one or sit just
+    before it; each scores its shared entities (damped by their fan) plus the words of the focus it
+    contains, and one without a word of the focus is not the memory meant. A fix resolves the best
+    *problem* (``resolved``, this -> problem); an explanation ("X broke because Y", "the root cause
+    of X was Y") caused the problem report of X (this -> report), or, when no earlier memory names
+    X, was caused by the earlier memory naming Y, as "we chose X because ..." is (earlier -> this);
+    a follow-up ("after X, we Y") was motivated by the memory naming X (earlier -> this).
+    """
+    reading = causal_reading(memory.text)
+    if reading is None:
+        return 0
+    kind, role, focus, cause = reading
+    pool = _causal_pool(ctx, rowid, memory, entity_ids)
+    picked = _causal_candidates(pool, focus, prefer_problems=role != "follows")
+    forward = role != "follows"
+    if role == "explains" and not any(c[3] for c in picked):
+        # nothing earlier reports X as a problem: the memory naming the stated cause explains this one
+        picked, forward = (_causal_candidates(pool, cause, prefer_problems=False) if cause else []) or picked, False
+    made = 0
+    for _, _, other_id, problem, shared in picked[:CAUSAL_MAX]:
+        weight = round(min(1.0, max(shared, CAUSAL_MIN_SCORE)), 4)  # the entity evidence, as a link weight
+        ahead = forward and (role == "resolves" or problem)
+        src, dst = (memory.id, other_id) if ahead else (other_id, memory.id)
+        made += sql.add_edge(ctx.store, src, dst, "causal", kind, weight, at)
+    return made
+
+
+def _causal_pool(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[int]) -> list[tuple[float, int, str, str]]:
+    """``(entity score, rowid, id, text)`` of the recent memories of the scope a causal link may reach."""
     from mem.enrich.dates import parse_datetime
 
-    cue = CAUSAL_CUES.search(memory.text)
-    if cue is None or not entity_ids:
-        return 0
-    kind, direction = _CUES[" ".join(cue.group(1).lower().split())]
     store = ctx.store
-    fans = sql.entity_fans(store, entity_ids)
+    fans = sql.entity_fans(store, entity_ids) if entity_ids else {}
     scores: dict[int, float] = {}
     for entity_id in entity_ids:
         damp = 1.0 / math.log(1.0 + fans.get(entity_id, 1))
         for other in sql.recent_mentioners(store, entity_id, rowid, CAUSAL_PER_ENTITY):
             scores[other] = scores.get(other, 0.0) + damp
-    if not scores:
-        return 0
-    info = sql.brief(store, list(scores))
+    for other in sql.recent_in_scope(store, memory.scope, memory.created_at, rowid, CAUSAL_RECENT):
+        scores.setdefault(other, 0.0)
     try:
         mine = parse_datetime(memory.created_at)
     except ValueError:
-        return 0
-    candidates: list[tuple[float, int, str, str]] = []
-    for other, score in scores.items():
-        if other not in info or score < CAUSAL_MIN_SCORE:
-            continue
-        other_id, scope, created, text = info[other]
-        if scope != memory.scope:
-            continue
+        return []
+    pool = []
+    for other, (other_id, scope, created, text) in sql.brief(store, list(scores)).items():
         try:
             age = (mine - parse_datetime(created)).total_seconds() / 86400.0
         except ValueError:
             continue
-        if abs(age) > CAUSAL_WINDOW_DAYS:
-            continue
-        candidates.append((score, other, other_id, text))
-    if kind == "resolved":
-        problems = [c for c in candidates if PROBLEM.search(c[3])]
-        candidates = problems or candidates
-    candidates.sort(key=lambda c: (-c[0], -c[1]))  # strongest, then most recent
-    made = 0
-    for score, _, other_id, _ in candidates[:CAUSAL_MAX]:
-        weight = round(min(1.0, score), 4)
-        src, dst = (other_id, memory.id) if direction == "back" else (memory.id, other_id)
-        made += sql.add_edge(store, src, dst, "causal", kind, weight, at)
-    return made
+        if scope == memory.scope and abs(age) <= CAUSAL_WINDOW_DAYS:
+            pool.append((scores[other], other, other_id, text))
+    return pool
+
+
+def _causal_candidates(pool: list[tuple[float, int, str, str]], focus: str,
+                       *, prefer_problems: bool) -> list[tuple[float, int, str, bool, float]]:
+    """The pool scored for ``focus`` (its words a candidate contains), strongest then most recent first:
+    ``(score, rowid, id, is a problem report, entity score)``."""
+    from mem.text import content_terms
+
+    focus_terms = set(content_terms(focus)) if focus else set()
+    out = []
+    for score, other, other_id, text in pool:
+        hits = len(focus_terms & set(content_terms(text))) if focus_terms else 0
+        if (focus_terms and not hits) or (not focus_terms and score < CAUSAL_MIN_SCORE):
+            continue  # the focus names what it is about: a memory without a word of it is not that one
+        out.append((score + FOCUS_WEIGHT * hits, other, other_id, bool(PROBLEM.search(text)), score))
+    if prefer_problems:
+        out = [c for c in out if c[3]] or out
+    return sorted(out, key=lambda c: (-c[0], -c[1]))

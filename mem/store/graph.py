@@ -97,6 +97,17 @@ def recent_mentioners(store: "Store", entity_id: int, before_rowid: int, limit: 
     return [int(r[0]) for r in rows]
 
 
+def recent_in_scope(store: "Store", scope: str, created_at: str, rowid: int, limit: int) -> list[int]:
+    """The latest ``limit`` memories of ``scope`` created at or before ``created_at`` (not ``rowid``
+    itself): one range of the (scope, created_at) index, however large the scope."""
+    rows = store.conn.execute(
+        "SELECT rowid FROM memories WHERE scope = ? AND created_at <= ? AND rowid != ? "
+        "ORDER BY created_at DESC LIMIT ?",
+        (scope, created_at, rowid, limit),
+    )
+    return [int(r[0]) for r in rows]
+
+
 def brief(store: "Store", rowids: Sequence[int]) -> dict[int, tuple[str, str, str, str]]:
     """``rowid -> (id, scope, created_at, text)`` without decoding whole memories (intake hot path)."""
     out: dict[int, tuple[str, str, str, str]] = {}
