@@ -57,9 +57,11 @@ def time_arg(value: str | None, name: str) -> str | None:
 
 # ------------------------------------------------------------------------- stage calls
 
-def do_add(engine: "Engine", boundary: "Boundary", scope: str, items: list[str | dict[str, Any]],
-           defaults: dict[str, Any], redact: bool, keep_near: bool, extract: str | None = None) -> list[Any]:
-    """Add texts or records into ``scope``; a record naming its own scope needs the boundary's leave too."""
+def add_request(boundary: "Boundary", scope: str, items: list[str | dict[str, Any]], defaults: dict[str, Any],
+                redact: bool, keep_near: bool, extract: str | None = None) -> tuple[list[Any], Any]:
+    """``(records, options)`` for ``Engine.add``: texts or records into ``scope``; a record naming its own
+    scope needs the boundary's leave too."""
+    from mem.errors import MemError
     from mem.mcp.engine import tool_error
     from mem.stages import add as add_stage
 
@@ -69,13 +71,18 @@ def do_add(engine: "Engine", boundary: "Boundary", scope: str, items: list[str |
             records.append((number if len(items) > 1 else None, {"text": item}))
         elif isinstance(item, dict):
             if item.get("scope") is not None:
-                boundary.write_scope(str(item["scope"]))
+                try:
+                    boundary.write_scope(str(item["scope"]))
+                except MemError as error:
+                    raise tool_error(error.message) from None
             records.append((number if len(items) > 1 else None, item))
         else:
             raise tool_error(f"memories[{number}] must be a text or an object with 'text'")
+    if extract not in (None, "ollama"):
+        raise tool_error(f"unknown extractor {extract!r}; the only one is 'ollama'")
     options = add_stage.AddOptions(redact=redact, keep_near=keep_near, extract=extract,
                                    defaults={**{k: v for k, v in defaults.items() if v is not None}, "scope": scope})
-    return list(add_stage.run(engine.ctx, records, options))
+    return records, options
 
 
 def do_search(engine: "Engine", **fields: Any) -> list[Any]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from mcp.server.mcpserver import Context
 
 from mem.mcp import render
-from mem.mcp.calls import DESTRUCTIVE, READ, WRITE, do_add, do_recent, do_search, do_stats, registrar
+from mem.mcp.calls import DESTRUCTIVE, READ, WRITE, add_request, do_recent, do_search, do_stats, registrar
 from mem.mcp.engine import Engine, tool_error
 from mem.mcp.render import Hits, Memories, Outcomes
 from mem.records import KINDS
@@ -143,8 +143,8 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                                   "confidence": confidence, "layer": governance_layer}
         if structure_type:
             record["meta"] = {"structure_type": structure_type}
-        outcomes = await engine.call(do_add, engine, boundary, where,
-                                     [{k: v for k, v in record.items() if v is not None}], {}, False, False)
+        outcomes = await engine.add(*add_request(boundary, where, [{k: v for k, v in record.items() if v is not None}],
+                                                 {}, False, False))
         if outcomes[0].status == "rejected":
             raise tool_error(f"not stored: {outcomes[0].reason}")
         return render.outcomes_result(outcomes)

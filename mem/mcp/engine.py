@@ -41,19 +41,38 @@ class Engine:
         self.fixed_scope = fixed_scope  # --scope / MEM_SCOPE / config: never overridden by roots
         self.allow = allow  # --allow-scope patterns: more scopes a bounded session may read and write
         self._limiter: Any = None
+        self._writes: Any = None  # mem.mcp.group.GroupCommit, made on the first add
         self._roots_scope: dict[int, str | None] = {}  # per client session
 
     # ------------------------------------------------------------------ calls
     async def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run a stage function on the worker thread, one call at a time; MemError -> ToolError."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        try:
+            return await self.run(fn, *args, **kwargs)
+        except MemError as error:
+            raise ToolError(error.message) from None
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``call`` without the error translation (for callers that hand errors to others)."""
         import anyio
         import anyio.to_thread
-        from mcp.server.mcpserver.exceptions import ToolError
 
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=self._limiter)
+
+    async def add(self, records: list[Any], options: Any, priority: int = 3) -> list[Any]:
+        """Store records through the group commit (``mem.mcp.group``); answers after their commit."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        from mem.mcp.group import GroupCommit
+
+        if self._writes is None:
+            self._writes = GroupCommit(self)
         try:
-            return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), limiter=self._limiter)
+            return await self._writes.add(records, options, priority)
         except MemError as error:
             raise ToolError(error.message) from None
 

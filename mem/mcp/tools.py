@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.mcpserver import Context
 
 from mem.mcp import render
-from mem.mcp.calls import DESTRUCTIVE, READ, WRITE, as_list, do_add, do_recent, do_search, do_stats, registrar
+from mem.mcp.calls import DESTRUCTIVE, READ, WRITE, add_request, as_list, do_recent, do_search, do_stats, registrar
 from mem.mcp.engine import Engine, tool_error
 from mem.mcp.render import Hits, Memories, Outcomes
 
@@ -34,8 +34,9 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                   kind: str | None = None, tags: list[str] | None = None, source: str | None = None,
                   author: str | None = None, layer: int | None = None, pinned: bool | None = None,
                   event_at: str | None = None, meta: dict[str, Any] | None = None, redact: bool = False,
-                  keep_near: bool = False, extract: str | None = None, scope: str | None = None) -> Outcomes:
-        """Remember one text, or many (memories: texts or {text, kind, tags, ...}). Secrets are rejected unless redact."""
+                  keep_near: bool = False, extract: str | None = None, scope: str | None = None,
+                  priority: int = 3) -> Outcomes:
+        """Remember one text, or many (memories: texts or {text, kind, ...}); secrets rejected unless redact. priority 1-5."""
         items: list[str | dict[str, Any]] = ([text] if text is not None else []) + list(memories or [])
         if not items:
             raise tool_error("give 'text' or 'memories'")
@@ -43,7 +44,10 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         where = await engine.scope(ctx, scope, use="write")
         defaults = {"kind": kind, "tags": tags, "source": source, "author": author, "layer": layer,
                     "pinned": pinned, "event_at": event_at, "meta": meta}
-        outcomes = await engine.call(do_add, engine, boundary, where, items, defaults, redact, keep_near, extract)
+        if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 5:
+            raise tool_error("priority must be an integer 1-5 (1 most urgent)")
+        outcomes = await engine.add(*add_request(boundary, where, items, defaults, redact, keep_near, extract),
+                                    priority=priority)
         if len(items) == 1 and outcomes[0].status == "rejected":
             raise tool_error(f"not stored: {outcomes[0].reason}")
         return render.outcomes_result(outcomes)

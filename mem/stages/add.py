@@ -183,6 +183,12 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
     if options.extract not in (None, "ollama"):
         raise BadInput(f"unknown extractor {options.extract!r}; the only one is 'ollama'")
     drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
+    yield from store_drafts(ctx, drafts, options)
+
+
+def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
+    """The rest of ``run`` for drafts already validated (with their own defaults): the MCP server's
+    group commit validates each call alone, then stores several calls' drafts together."""
     chunks = [drafts[start : start + CHUNK] for start in range(0, len(drafts), CHUNK)]
     if len(chunks) <= 1:
         for chunk in chunks:
