@@ -38,18 +38,101 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def ablation_configs() -> dict[str, list[str] | None]:
-    """Search configurations the retrieval benchmarks compare: bm25, semantic, hybrid, full (None:
-    every channel and post-fusion step), and full minus each other channel or step."""
-    from mem.stages.search import CHANNELS, POST_STEPS
+def ablation_configs() -> dict[str, dict[str, Any]]:
+    """Search configurations the retrieval benchmarks compare, each the ``mem.stages.search.Query``
+    fields it sets: bm25, semantic, hybrid, full (every default part), full minus each default
+    channel, step or prior term, full plus each part that is off by default, full with RRF fusion
+    and the seed's scoring (plain RRF k=60 over semantic, BM25 and the entity graph, then 0.60
+    hybrid + 0.25 activation / 10 + 0.15 confidence, no post-fusion steps)."""
+    from mem.stages.search import OFF_BY_DEFAULT, PARTS, default_parts
 
-    configs: dict[str, list[str] | None] = {"bm25": ["bm25"], "semantic": ["semantic"],
-                                            "hybrid": ["semantic", "bm25"], "full": None}
-    every = [*CHANNELS, *POST_STEPS]
+    every = default_parts()
+    configs: dict[str, dict[str, Any]] = {"bm25": {"channels": ["bm25"]}, "semantic": {"channels": ["semantic"]},
+                                          "hybrid": {"channels": ["semantic", "bm25"]}, "full": {}}
     for name in every:
         if name not in ("semantic", "bm25"):
-            configs[f"full-{name}"] = [c for c in every if c != name]
+            configs[f"full-{name}"] = {"channels": [c for c in every if c != name]}
+    for name in PARTS:
+        if name in OFF_BY_DEFAULT:
+            configs[f"full+{name}"] = {"channels": [*every, name]}
+    if "ppr" in OFF_BY_DEFAULT:  # the seed's multi-hop traversal instead of spreading activation
+        configs["full-entity+ppr"] = {"channels": [*(c for c in every if c != "entity"), "ppr"]}
+    configs["full-rrf"] = {"fusion": "rrf"}
+    configs["seed"] = {"channels": ["semantic", "bm25", "entity"], "fusion": "seed"}
     return configs
+
+
+def select_configs(configs: dict[str, dict[str, Any]], wanted: str | None) -> dict[str, dict[str, Any]]:
+    """The comma-separated subset ``wanted`` of ``configs`` (all when None); an unknown name exits."""
+    if not wanted:
+        return configs
+    names = [w for w in wanted.split(",") if w]
+    unknown = [w for w in names if w not in configs]
+    if unknown:
+        raise SystemExit(f"unknown config(s) {unknown}; known: {list(configs)}")
+    return {w: configs[w] for w in names}
+
+
+def rotating_folds(units: list[str], held: int = 2) -> list[tuple[list[str], list[str]]]:
+    """``(train, held-back)`` splits: fold i holds back ``units[i:i+held]`` (wrapping) and trains on
+    the rest, so with 5 conversations every one is held back twice and each decision is made on 3.
+
+    >>> rotating_folds(["a", "b", "c", "d", "e"])[4]
+    (['b', 'c', 'd'], ['e', 'a'])
+    """
+    n = len(units)
+    folds = []
+    for i in range(n):
+        out = [units[(i + j) % n] for j in range(min(held, n - 1))]
+        folds.append(([u for u in units if u not in out], out))
+    return folds
+
+
+def cross_validate(sums: dict[str, dict[str, tuple[float, int]]], reference: str,
+                   held: int = 2) -> dict[str, dict[str, Any]]:
+    """Per configuration, the decision "use it instead of ``reference``" made fold by fold.
+
+    ``sums[config][unit] = (summed metric, questions)``. For each rotating fold the configuration is
+    chosen when it beats the reference on the training units, and what that choice gains (or loses)
+    is read on the held-back units only; ``cv_gain`` averages it over the folds (0 where not chosen),
+    so it estimates what keeping the change would do on conversations it was not tuned on.
+
+    >>> s = {"ref": {"a": (5, 10), "b": (5, 10), "c": (5, 10)}, "x": {"a": (6, 10), "b": (6, 10), "c": (4, 10)}}
+    >>> r = cross_validate(s, "ref", held=1)["x"]
+    >>> r["chosen"], round(r["cv_gain"], 3), r["held_gains"]
+    (1, -0.033, [0.1, 0.1, -0.1])
+    """
+    def mean(config: str, units: list[str]) -> float:
+        total = sum(sums[config][u][0] for u in units)
+        count = sum(sums[config][u][1] for u in units)
+        return total / count if count else 0.0
+
+    units = list(sums[reference])
+    folds = rotating_folds(units, held)
+    out: dict[str, dict[str, Any]] = {}
+    for config in sums:
+        train_gains = [mean(config, train) - mean(reference, train) for train, _ in folds]
+        held_gains = [round(mean(config, back) - mean(reference, back), 4) for _, back in folds]
+        realized = [h if t > 0 else 0.0 for t, h in zip(train_gains, held_gains)]
+        out[config] = {"dev": mean(config, units), "held": [round(mean(config, back), 4) for _, back in folds],
+                       "held_gains": held_gains, "chosen": sum(t > 0 for t in train_gains),
+                       "gained": sum(h > 0 for h in held_gains), "cv_gain": sum(realized) / len(folds)}
+    return out
+
+
+def pick_by_folds(sums: dict[str, dict[str, tuple[float, int]]], candidates: list[str],
+                  held: int = 2) -> dict[str, Any]:
+    """Choose among ``candidates`` (a sweep of one weight or rule) on each fold's training units and
+    report the choice on its held-back units: ``{"picks": [...], "held": [...], "mean": ...}``."""
+    def mean(config: str, units: list[str]) -> float:
+        total = sum(sums[config][u][0] for u in units)
+        count = sum(sums[config][u][1] for u in units)
+        return total / count if count else 0.0
+
+    folds = rotating_folds(list(sums[candidates[0]]), held)
+    picks = [max(candidates, key=lambda c: (mean(c, train), -candidates.index(c))) for train, _ in folds]
+    held_values = [mean(p, back) for p, (_, back) in zip(picks, folds)]
+    return {"picks": picks, "held": [round(v, 4) for v in held_values], "mean": sum(held_values) / len(held_values)}
 
 
 # ------------------------------------------------------------------------------------ PostgreSQL

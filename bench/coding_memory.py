@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ROOT, ablation_configs, latency, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import ROOT, ablation_configs, latency, read_jsonl, select_configs  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
@@ -255,10 +255,10 @@ class Project:
 
 
 def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
-             configs: dict[str, list[str] | None], embedder: str, misses_for: str | None = "full") -> dict[str, Any]:
+             configs: dict[str, dict[str, Any]], embedder: str, misses_for: str | None = "full") -> dict[str, Any]:
     """Grow the project database, ask every query under every configuration, return the figures.
 
-    >>> report = evaluate(read_jsonl(DEFAULT_DATA), read_jsonl(DEFAULT_QUERIES), {"bm25": ["bm25"]}, "hash")
+    >>> report = evaluate(read_jsonl(DEFAULT_DATA), read_jsonl(DEFAULT_QUERIES), {"bm25": {"channels": ["bm25"]}}, "hash")
     >>> 0.0 <= report["results"]["bm25"]["all"]["R@5"] <= 1.0
     True
     """
@@ -282,10 +282,9 @@ def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
                 project.at(q["asked_at"])
                 gold = [canon[g] for g in q["gold"]]
                 stale = [canon[s] for s in q.get("stale", [])]
-                for name, channels in configs.items():
+                for name, fields in configs.items():
                     t1 = time.perf_counter()
-                    hits = search.run(project.ctx, search.Query(text=q["query"], k=10, bump=False,
-                                                                channels=channels))
+                    hits = search.run(project.ctx, search.Query(text=q["query"], k=10, bump=False, **fields))
                     latencies[name].append((time.perf_counter() - t1) * 1000)
                     raw = [sorted(project.keys_of.get(h.memory.id, ())) for h in hits]
                     ranked = [{canon[k] for k in keys} for keys in raw]
@@ -364,7 +363,7 @@ def main() -> None:
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--configs", default=None,
-                        help="comma-separated subset of: bm25,semantic,hybrid,full,full-<channel>")
+                        help="comma-separated subset of: bm25,semantic,hybrid,full,full-<part>,full+<part>,full-rrf,seed")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--misses", action="store_true",
                         help="list the misses of the full config (else the first one) and the intake events")
@@ -380,13 +379,7 @@ def main() -> None:
         if problems:
             raise SystemExit(f"dataset {name} problems:\n  " + "\n  ".join(problems))
         datasets[name] = (memories, queries)
-    configs = ablation_configs()
-    if args.configs:
-        wanted = [w for w in args.configs.split(",") if w]
-        unknown = [w for w in wanted if w not in configs]
-        if unknown:
-            raise SystemExit(f"unknown config(s) {unknown}; known: {list(configs)}")
-        configs = {w: configs[w] for w in wanted}
+    configs = select_configs(ablation_configs(), args.configs)
     misses_for = "full" if "full" in configs else next(iter(configs))
     reports = {name: evaluate(memories, queries, configs, args.embedder, misses_for=misses_for)
                for name, (memories, queries) in datasets.items()}

@@ -2,6 +2,13 @@
 
     python bench/locomo.py                       # dev split, every configuration, default embedder
     python bench/locomo.py --data FILE --configs full,bm25 --embedder hash
+    python bench/locomo.py --configs full,full+ppr --cache-dir /tmp/locomo   # dev and folds side by side
+
+Cross-validation: the 5 dev conversations make 5 rotating folds, each holding back 2 and training on
+3. A configuration "replaces full" in a fold when it beats full on the fold's 3 training
+conversations; what that gains or loses is read on the 2 held back. ``cv`` averages it over the
+folds: a change stays on by default only where it is positive (and the coding bench agrees).
+``--pick a,b,c`` chooses among a sweep of configurations per fold the same way.
 
 Each dialog turn becomes one memory through the real intake path (``mem.stages.add``), text
 ``"<speaker>: <text>"`` plus the image caption when there is one, ``created_at`` = its session's
@@ -26,7 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ablation_configs, fresh_database, latency, postgres_admin  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import (ablation_configs, cross_validate, fresh_database, latency, pick_by_folds,  # noqa: E402
+                      postgres_admin, rotating_folds, select_configs)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -122,6 +130,14 @@ class Tally:
                 self.mrr += 1.0 / rank
                 break
 
+    def merge(self, other: "Tally") -> None:
+        self.n += other.n
+        for k in KS:
+            self.recall[k] += other.recall[k]
+            self.session_recall[k] += other.session_recall[k]
+        self.hit10 += other.hit10
+        self.mrr += other.mrr
+
     def row(self) -> dict[str, float]:
         n = max(self.n, 1)
         out = {f"R@{k}": self.recall[k] / n for k in KS}
@@ -173,12 +189,13 @@ def open_or_ingest(conv: Conversation, folder: Path, embedder: str,
     return ctx, dias
 
 
-def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | None], embedder: str,
+def evaluate(conversations: list[Conversation], configs: dict[str, dict[str, Any]], embedder: str,
              verbose: bool = True, include_superseded: bool = False, cache_dir: Path | None = None,
              postgres: str | None = None) -> dict[str, Any]:
     from mem.stages import search
 
-    tallies: dict[str, dict[str, Tally]] = {c: defaultdict(Tally) for c in configs}
+    # config -> conversation -> category ("all" too): the folds regroup the conversations
+    per_conv: dict[str, dict[str, dict[str, Tally]]] = {c: defaultdict(lambda: defaultdict(Tally)) for c in configs}
     latencies: dict[str, list[float]] = {c: [] for c in configs}
     ingest_seconds = 0.0
     with tempfile.TemporaryDirectory() as tmp:
@@ -189,32 +206,67 @@ def evaluate(conversations: list[Conversation], configs: dict[str, list[str] | N
             ctx, dias = open_or_ingest(conv, folder, embedder, postgres)
             ingest_seconds += time.perf_counter() - start
             try:
-                for name, channels in configs.items():
+                for name, fields in configs.items():
+                    tallies = per_conv[name][conv.sample_id]
                     for q in conv.questions:
                         t0 = time.perf_counter()
-                        hits = search.run(ctx, search.Query(text=q.text, k=20, channels=channels, bump=False,
-                                                                  include_superseded=include_superseded))
+                        hits = search.run(ctx, search.Query(text=q.text, k=20, bump=False,
+                                                            include_superseded=include_superseded, **fields))
                         latencies[name].append((time.perf_counter() - t0) * 1000)
                         ranked = [dias.get(h.memory.id, set()) for h in hits]
-                        tallies[name]["all"].add(ranked, q.evidence)
-                        tallies[name][CATEGORIES[q.category]].add(ranked, q.evidence)
+                        tallies["all"].add(ranked, q.evidence)
+                        tallies[CATEGORIES[q.category]].add(ranked, q.evidence)
             finally:
                 ctx.store.close()
             if verbose:
                 print(f"  {conv.sample_id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
+    totals: dict[str, dict[str, Tally]] = {}
+    for name, convs in per_conv.items():
+        totals[name] = defaultdict(Tally)
+        for cats in convs.values():
+            for cat, tally in cats.items():
+                totals[name][cat].merge(tally)
     return {
-        "results": {name: {cat: t.row() for cat, t in cats.items()} for name, cats in tallies.items()},
+        "results": {name: {cat: t.row() for cat, t in cats.items()} for name, cats in totals.items()},
         "latency_ms": {name: latency(v) for name, v in latencies.items() if v},
-        "questions": tallies[next(iter(configs))]["all"].n,
+        "questions": totals[next(iter(configs))]["all"].n,
         "ingest_seconds": ingest_seconds,
+        # (summed recall@k, questions) per config and conversation, for the folds
+        "sums": {k: {name: {cid: (cats["all"].recall[k], cats["all"].n) for cid, cats in convs.items()}
+                     for name, convs in per_conv.items()} for k in (5, 10)},
     }
+
+
+def print_folds(report: dict[str, Any], reference: str, pick: list[str] | None) -> None:
+    """Dev and held-back folds side by side: per config, dev R@10, each fold's held-back R@10 and its
+    gain over ``reference``, and the cross-validated gain of choosing the config on the training folds."""
+    sums10, sums5 = report["sums"][10], report["sums"][5]
+    if reference not in sums10 or len(sums10[reference]) < 3:
+        return
+    cv10, cv5 = cross_validate(sums10, reference), cross_validate(sums5, reference)
+    folds = rotating_folds(list(sums10[reference]))
+    print(f"\nfolds: train on 3 conversations, report on the other 2, rotating; gains over {reference!r}")
+    print("  " + "; ".join(f"f{i + 1} holds {'+'.join(back)}" for i, (_, back) in enumerate(folds)))
+    print(f"{'config':18} {'dev R@10':>8} | " + " ".join(f"{'f' + str(i + 1):>6}" for i in range(len(folds)))
+          + " | " + " ".join(f"{'Δf' + str(i + 1):>6}" for i in range(len(folds)))
+          + f" | {'chosen':>6} {'gained':>6} {'cv ΔR@10':>8} {'cv ΔR@5':>8}")
+    for name, r in cv10.items():
+        print(f"{name:18} {r['dev']:>8.3f} | " + " ".join(f"{v:>6.3f}" for v in r["held"]) + " | "
+              + " ".join(f"{g:>+6.3f}" for g in r["held_gains"])
+              + f" | {r['chosen']:>4}/{len(folds)} {r['gained']:>4}/{len(folds)} {r['cv_gain']:>+8.4f} {cv5[name]['cv_gain']:>+8.4f}")
+    if pick:
+        chosen = pick_by_folds(sums10, pick)
+        print(f"pick among {','.join(pick)}: per fold {chosen['picks']}, held-back R@10 {chosen['held']}, "
+              f"mean {chosen['mean']:.3f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="LoCoMo retrieval recall for mem")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--embedder", default="minilm")
-    parser.add_argument("--configs", default=None, help="comma-separated subset of: bm25,semantic,hybrid,full,full-<channel>")
+    parser.add_argument("--configs", default=None,
+                        help="comma-separated subset of: bm25,semantic,hybrid,full,full-<part>,full+<part>,full-rrf,seed")
+    parser.add_argument("--pick", default=None, help="comma-separated configs to choose among per fold (a sweep)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--include-superseded", action="store_true", help="search superseded turns too")
@@ -225,13 +277,10 @@ def main() -> None:
     args = parser.parse_args()
     if not args.data.exists():
         raise SystemExit(f"no data at {args.data}: pass --data")
-    configs = ablation_configs()
-    if args.configs:
-        wanted = args.configs.split(",")
-        unknown = [w for w in wanted if w not in configs]
-        if unknown:
-            raise SystemExit(f"unknown config(s) {unknown}; known: {list(configs)}")
-        configs = {w: configs[w] for w in wanted}
+    configs = select_configs(ablation_configs(), args.configs)
+    pick = [w for w in (args.pick or "").split(",") if w]
+    if any(p not in configs for p in pick):
+        raise SystemExit(f"--pick names configs outside --configs: {pick}")
     conversations = load(args.data, args.conversations)
     report = evaluate(conversations, configs, args.embedder, verbose=not args.json,
                       include_superseded=args.include_superseded, cache_dir=args.cache_dir,
@@ -250,6 +299,7 @@ def main() -> None:
         print(f"{name:18} {a['R@1']:>6.3f} {a['R@5']:>6.3f} {a['R@10']:>6.3f} {a['R@20']:>6.3f} {a['hit@10']:>7.3f} "
               f"{a['MRR']:>6.3f} {a['S@10']:>6.3f} | {per_cat} | {lat['p50']:>7.1f} {lat['p95']:>7.1f}")
     print("(per-category columns are R@10)")
+    print_folds(report, "full", pick)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def dataset(coding: ModuleType) -> tuple[list[dict], list[dict]]:
 @pytest.fixture(scope="module")
 def report(coding: ModuleType, dataset: tuple[list[dict], list[dict]]) -> dict:
     memories, queries = dataset
-    return coding.evaluate(memories, queries, {"bm25": ["bm25"], "full": None}, "hash")
+    return coding.evaluate(memories, queries, {"bm25": {"channels": ["bm25"]}, "full": {}}, "hash")
 
 
 def _in_unit(value: float) -> bool:
@@ -185,7 +185,7 @@ def test_locomo_harness_on_a_tiny_file(locomo: ModuleType, tmp_path: Path) -> No
     questions = conversations[0].questions
     assert len(questions) == 3  # category 5 and the unknown-evidence question are left out
     assert questions[1].evidence == ["D1:2", "D2:1"]  # "D:1:2; D2:1" normalized
-    report = locomo.evaluate(conversations, {"bm25": ["bm25"], "full": None}, "hash", verbose=False)
+    report = locomo.evaluate(conversations, {"bm25": {"channels": ["bm25"]}, "full": {}}, "hash", verbose=False)
     assert report["questions"] == 3
     for name in ("bm25", "full"):
         rows = report["results"][name]

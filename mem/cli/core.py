@@ -94,7 +94,8 @@ def search(
     kind: KindOption = None, tag: TagOption = None, since: SinceOption = None, until: UntilOption = None,
     include_superseded: Annotated[bool, typer.Option("--include-superseded", help="Also show memories a newer one replaced")] = False,
     include_archived: Annotated[bool, typer.Option("--include-archived", help="Also search archived memories")] = False,
-    channel: Annotated[Optional[list[str]], typer.Option("--channel", help="Use only these channels (repeatable)")] = None,
+    channel: Annotated[Optional[list[str]], typer.Option("--channel", help="Use only these channels (repeatable); +NAME or --channel=-NAME adds to or drops from the defaults")] = None,
+    fusion: Annotated[Optional[str], typer.Option("--fusion", help="How channels combine: blend (default) | rrf")] = None,
     db: DbOption = None, scope: ScopeOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -107,7 +108,8 @@ def search(
 
     base = dict(k=k, kinds=split_csv(kind), tags=split_csv(tag), since=time_option(since, "since"),
                 until=time_option(until, "until"), include_superseded=include_superseded,
-                include_archived=include_archived, channels=split_csv(channel) or None, scope=scope)
+                include_archived=include_archived, channels=split_csv(channel) or None, scope=scope,
+                fusion=search_stage.check_fusion(fusion))
     with open_context(db, scope=scope, embedder=embedder, now=now) as ctx:
         if query == "-":
             queries = list(_read_queries(base))
@@ -120,7 +122,7 @@ def search(
 def _read_queries(base: dict[str, Any]) -> Any:
     """Validate every query line first (a bad line stops the run before any search)."""
     from mem.jsonl import read_records
-    from mem.stages.search import Query
+    from mem.stages.search import Query, check_fusion
 
     queries = []
     for line, record in read_records(sys.stdin.buffer, source="<stdin>"):
@@ -144,6 +146,11 @@ def _read_queries(base: dict[str, Any]) -> Any:
         for key in ("scope",):
             if key in record:
                 fields[key] = record[key]
+        if "fusion" in record:
+            try:
+                fields["fusion"] = check_fusion(record["fusion"])
+            except BadInput as e:
+                raise BadInput(f"line {line}: {e}", line=line) from None
         for key in ("include_superseded", "include_archived"):
             if key in record:
                 fields[key] = bool(record[key])

@@ -7,7 +7,7 @@ Graph and lifecycle tools are registered only when their stage modules exist (``
 never as placeholders.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp.server.mcpserver import Context
 
@@ -56,15 +56,17 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     async def search(ctx: Context, query: str, k: int = 10, kinds: list[str] | None = None,
                      tags: list[str] | None = None, since: str | None = None, until: str | None = None,
                      include_superseded: bool = False, include_archived: bool = False,
-                     channels: list[str] | None = None, why: bool = False, scope: str | None = None) -> Hits:
-        """Hybrid search (semantic + BM25 + priors). scope '*' = all scopes; why=true explains each rank."""
+                     channels: list[str] | None = None, why: bool = False, scope: str | None = None,
+                     fusion: Literal["blend", "rrf"] | None = None) -> Hits:
+        """Hybrid search (semantic + BM25 + priors). scope '*' = all scopes; why=true explains each rank;
+        fusion 'rrf' = reciprocal rank fusion instead of the default score blend."""
         if not 1 <= k <= 1000:
             raise tool_error("k must be 1-1000")
         boundary = await engine.boundary(ctx)
         where = await engine.scope(ctx, scope)
         hits = await engine.call(do_search, engine, text=query, k=k, scope=where, kinds=kinds or [], tags=tags or [],
                                  since=since, until=until, include_superseded=include_superseded,
-                                 include_archived=include_archived, channels=channels)
+                                 include_archived=include_archived, channels=channels, fusion=fusion)
         return render.hits_result(boundary.keep_hits(hits), why=why)
 
     @tool(READ)

@@ -47,15 +47,79 @@ def squash(x: float) -> float:
     return e / (1.0 + e)
 
 
+def base_level(access_count: int, age_days: float, decay: float, floor: float) -> float:
+    """ACT-R base-level activation with the layer's floor: ``max(floor, actr_activation(...))``.
+
+    The floors (5 / 2 / -0.5 / -2 for layers 1-4, ``mem.lifecycle.policy``) keep a constitutional
+    memory highly active however old it is, and stop an old factual one from sinking without bound.
+
+    >>> base_level(0, 10_000, 0.1, 5.0), round(base_level(0, 1, 0.5, -0.5), 3)
+    (5.0, 0.693)
+    """
+    return max(floor, actr_activation(access_count, age_days, decay))
+
+
+SPREAD_MAX = 1.6  # S_max: the associative strength of a context element that only one memory carries
+SPREAD_DELTA = 0.3  # fan penalty per unit of ln(fan)
+
+
+def spread_term(fan: int, strength: float = SPREAD_MAX, delta: float = SPREAD_DELTA) -> float:
+    """One context element's associative strength ``max(0, S_max - delta * ln(fan))``: an entity or
+    tag that many memories carry says less about any one of them, and never counts against it.
+
+    >>> spread_term(1), round(spread_term(20), 3), spread_term(10**6)
+    (1.6, 0.701, 0.0)
+    """
+    return max(0.0, strength - delta * math.log(max(1, fan)))
+
+
+def spreading(matched_fans: Sequence[int], context_size: int, strength: float = SPREAD_MAX,
+              delta: float = SPREAD_DELTA) -> float:
+    """ACT-R spreading activation from the query's context (its entities and tags), in [0, 1]:
+    ``sum_j W_j * S_j / S_max`` over the context elements the memory carries, ``W_j = 1 / context_size``.
+
+    >>> spreading([], 3), spreading([1, 1], 2), round(spreading([1], 2), 3)
+    (0.0, 1.0, 0.5)
+    """
+    if context_size <= 0 or not matched_fans:
+        return 0.0
+    total = sum(spread_term(f, strength, delta) for f in matched_fans) / context_size
+    return min(1.0, total / strength)
+
+
 LAYER_PRIOR = {1: 1.0, 2: 0.8, 3: 0.5, 4: 0.3}
 STATUS_PRIOR = {"active": 1.0, "cold": 0.4, "archived": 0.0}
-PRIOR_WEIGHTS = {"activation": 0.35, "confidence": 0.25, "layer": 0.15, "pinned": 0.15, "status": 0.10}
+PRIOR_WEIGHTS = {"activation": 0.35, "confidence": 0.25, "layer": 0.15, "pinned": 0.15, "status": 0.10,
+                 "spread": 0.15, "surprise": 0.10}
 
 
 def prior(components: Mapping[str, float]) -> float:
-    """Weighted mean of prior components, each in [0, 1]; the result is in [0, 1]."""
-    total = sum(PRIOR_WEIGHTS.values())
-    return sum(PRIOR_WEIGHTS[name] * min(1.0, max(0.0, components.get(name, 0.5))) for name in PRIOR_WEIGHTS) / total
+    """Weighted mean of the prior components present, each clamped to [0, 1]; the result is in [0, 1].
+
+    A component left out (an ablation, or a term that does not apply) drops out of the mean.
+
+    >>> prior({"confidence": 1.0, "pinned": 0.0}) < prior({"confidence": 1.0})
+    True
+    """
+    present = [name for name in PRIOR_WEIGHTS if name in components]
+    total = sum(PRIOR_WEIGHTS[name] for name in present)
+    if total <= 0:
+        return 1.0
+    return sum(PRIOR_WEIGHTS[name] * min(1.0, max(0.0, components[name])) for name in present) / total
+
+
+SEED_WEIGHTS = {"hybrid": 0.60, "activation": 0.25, "confidence": 0.15}
+
+
+def seed_score(hybrid: float, activation: float, confidence: float) -> float:
+    """The seed's final score: ``0.60 hybrid + 0.25 activation / 10 + 0.15 confidence`` (``hybrid`` is
+    the RRF score, ``activation`` the raw ACT-R activation). A bench configuration, not the default.
+
+    >>> seed_score(1.0, 5.0, 1.0)
+    0.875
+    """
+    return (SEED_WEIGHTS["hybrid"] * hybrid + SEED_WEIGHTS["activation"] * activation / 10.0
+            + SEED_WEIGHTS["confidence"] * confidence)
 
 
 def apply_prior(relevance: float, prior_value: float) -> float:

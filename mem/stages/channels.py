@@ -1,7 +1,6 @@
-"""Graph retrieval channels for ``search``: entity, temporal, community; plus scene expansion.
+"""Retrieval channels for ``search``: semantic, bm25, entity, temporal, community; plus scene expansion.
 
-Each channel is ``(ctx, plan) -> Ranking`` like ``search.semantic``; ``scene`` is a post-fusion
-step over the scored hits. Work shared between channels (query entities, time windows, the
+Each channel is ``(ctx, plan) -> Ranking``; ``scene`` is a post-fusion step over the scored hits. Work shared between channels (query entities, time windows, the
 semantic ranking) is memoized on ``plan.memo`` so a query pays for it once.
 
 - entity: entities named in the query seed spreading activation over the memory<->entity
@@ -21,11 +20,12 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from mem.stages.query import Plan, Ranking
 from mem.store import graph as sql
+from mem.text import MAX_QUERY_TERMS, content_terms, fts_any
 
 if TYPE_CHECKING:
     from mem.stages.context import Context
-    from mem.stages.search import Plan, Ranking
 
 DECAY = 0.7
 HOPS = 3
@@ -43,9 +43,7 @@ SCENE_DISCOUNT = 0.7  # LoCoMo dev R@10: .5 -> .719, .7 -> .733, .8 -> .719
 SCENE_KINDS = frozenset({"episode", "conversation"})
 
 
-def _ranking(scores: dict[int, float], notes: dict[int, dict[str, Any]] | None = None) -> "Ranking":
-    from mem.stages.search import Ranking
-
+def _ranking(scores: dict[int, float], notes: dict[int, dict[str, Any]] | None = None) -> Ranking:
     ranked = sorted(scores, key=lambda r: (-scores[r], r))
     return Ranking(ranked, scores, notes or {})
 
@@ -55,14 +53,12 @@ def _damp(fan: int) -> float:
 
 
 # ------------------------------------------------------------------------------ shared analysis
-def query_entities(ctx: "Context", plan: "Plan") -> dict[str, tuple[int, int]]:
+def query_entities(ctx: "Context", plan: Plan) -> dict[str, tuple[int, int]]:
     """Known entities the query names: ``key -> (entity id, fan)``; extracted entities, plus the
     canonical form of each content word and word pair (so "postgres" or "connection pool" count too)."""
     if "entities" in plan.memo:
         return plan.memo["entities"]
     from mem.enrich.entities import canonical, extract_entities
-    from mem.text import content_terms
-
     text = plan.query.text
     keys = [e.key for e in extract_entities(text)]
     terms = content_terms(text)[:32]
@@ -74,7 +70,7 @@ def query_entities(ctx: "Context", plan: "Plan") -> dict[str, tuple[int, int]]:
     return found
 
 
-def time_windows(plan: "Plan") -> list[Any]:
+def time_windows(plan: Plan) -> list[Any]:
     """The query's time windows (``mem.enrich.dates.query_windows``), computed once."""
     if "windows" not in plan.memo:
         from mem.enrich.dates import query_windows
@@ -83,16 +79,14 @@ def time_windows(plan: "Plan") -> list[Any]:
     return plan.memo["windows"]
 
 
-def _semantic(ctx: "Context", plan: "Plan") -> "Ranking":
+def _semantic(ctx: "Context", plan: Plan) -> Ranking:
     ranking = plan.memo.get("ranking:semantic")
     if ranking is None:
-        from mem.stages.search import semantic
-
         ranking = plan.memo["ranking:semantic"] = semantic(ctx, plan)
     return ranking
 
 
-def _similarities(ctx: "Context", plan: "Plan", rowids: list[int]) -> tuple[Any, Any]:
+def _similarities(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, Any]:
     """Cosine of the query to each of ``rowids`` that has a vector, as aligned arrays (rowids,
     cosines): from the in-RAM matrix when this process has one, else from the stored vectors."""
     import numpy as np
@@ -106,13 +100,43 @@ def _similarities(ctx: "Context", plan: "Plan", rowids: list[int]) -> tuple[Any,
     return np.asarray(found, dtype=np.int64), matrix @ np.asarray(plan.vector, dtype=np.float32)
 
 
-def _by_similarity(ctx: "Context", plan: "Plan", rowids: list[int]) -> dict[int, float]:
+def _by_similarity(ctx: "Context", plan: Plan, rowids: list[int]) -> dict[int, float]:
     found, sims = _similarities(ctx, plan, rowids)
     return dict(zip(found.tolist(), sims.tolist()))
 
 
+# ------------------------------------------------------------------------------ text channels
+def semantic(ctx: "Context", plan: Plan) -> Ranking:
+    """Cosine over the float32 vectors (coarse int8 index when cold, in-RAM matrix when warm)."""
+    found = ctx.vectors.nearest(plan.vector, plan.candidates, plan.scope)
+    return Ranking([r for r, _ in found], dict(found))
+
+
+def bm25(ctx: "Context", plan: Plan) -> Ranking:
+    """FTS5 BM25 over text and tags; the query is tokenized and every term quoted, so nothing raises.
+
+    Terms in half the memories or more weigh nothing in BM25 (idf clamped to 1e-6) but cost a score
+    per row, so they are left out while a rarer term remains; rows matching only them fill any room
+    left at score 0 (their true score is ~1e-6), so the list and its min-max range stay the same.
+    """
+    terms = content_terms(plan.query.text)[:MAX_QUERY_TERMS]
+    if not terms:
+        return Ranking([], {})
+    warm = ctx.store.bm25_warm(terms, plan.candidates, plan.scope)  # a process that searches often
+    if warm is not None:
+        return Ranking([r for r, _ in warm], dict(warm))
+    common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
+    kept = [t for t in terms if t not in common] or terms
+    hits = ctx.store.bm25(fts_any(kept), plan.candidates, plan.scope)
+    if len(kept) < len(terms) and len(hits) < plan.candidates:
+        seen = {r for r, _ in hits}
+        hits += [(r, 0.0) for r in ctx.store.fts_rowids(fts_any([t for t in terms if t in common]),
+                                                        plan.candidates - len(hits), plan.scope, seen)]
+    return Ranking([r for r, _ in hits], dict(hits))
+
+
 # --------------------------------------------------------------------------------------- entity
-def entity(ctx: "Context", plan: "Plan") -> "Ranking":
+def entity(ctx: "Context", plan: Plan) -> Ranking:
     """Spreading activation from the query's entities over the memory<->entity graph."""
     seeds = query_entities(ctx, plan)
     if not seeds:
@@ -152,8 +176,80 @@ def entity(ctx: "Context", plan: "Plan") -> "Ranking":
     return _ranking({r: scores[r] for r in ranked}, {r: notes[r] for r in ranked if r in notes})
 
 
+# ------------------------------------------------------------------------------------------ ppr
+PPR_ALPHA = 0.85  # probability of following an edge rather than jumping back to the query's entities
+PPR_ITERATIONS = 30
+
+
+def ppr(ctx: "Context", plan: Plan) -> Ranking:
+    """Personalised PageRank over the memory<->entity graph (the seed's multi-hop traversal),
+    restarting at the query's entities (each weighted by ``1 / log(1 + fan)``, like ``entity``).
+
+    A random walk that keeps returning to the query's entities settles on the memories that many
+    short paths reach: the same idea as spreading activation, but over the whole graph and without
+    a hop limit. Power iteration over the edge list (numpy); the graph is kept per process while
+    ``graph.mentions_stamp`` holds.
+    """
+    import numpy as np
+
+    seeds = query_entities(ctx, plan)
+    view = _mention_graph(ctx, plan.scope) if seeds else None
+    if view is None:
+        return _ranking({})
+    rowids, entity_index, to_entities, to_memories = view
+    restart = np.zeros(len(entity_index), dtype=np.float64)
+    for eid, fan in seeds.values():
+        if eid in entity_index:
+            restart[entity_index[eid]] += _damp(fan)
+    if restart.sum() <= 0:
+        return _ranking({})
+    restart /= restart.sum()
+    on_entities = restart.copy()
+    on_memories = np.zeros(len(rowids), dtype=np.float64)
+    for _ in range(PPR_ITERATIONS):
+        on_memories = PPR_ALPHA * to_memories(on_entities)
+        on_entities = (1.0 - PPR_ALPHA) * restart + PPR_ALPHA * to_entities(on_memories)
+    top = np.argsort(-on_memories, kind="stable")[: plan.candidates]
+    scores = {int(rowids[i]): round(float(on_memories[i]), 9) for i in top if on_memories[i] > 0}
+    return _ranking(scores)
+
+
+def _mention_graph(ctx: "Context", scope: str | None) -> tuple[Any, dict[int, int], Any, Any] | None:
+    """The scope's bipartite graph as edge arrays: the rowid of each memory index, the index of each
+    entity id, and the two walk steps (entities -> memories, memories -> entities) as functions."""
+    import numpy as np
+
+    stamp = sql.mentions_stamp(ctx.store)
+    cached = ctx.cache.get(("mentions", scope))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    _, pairs = sql.mention_pairs(ctx.store, scope)
+    if not pairs:
+        return None
+    memory_ids = sorted({r for r, _ in pairs})
+    entity_ids = sorted({e for _, e in pairs})
+    memory_index = {r: i for i, r in enumerate(memory_ids)}
+    entity_index = {e: i for i, e in enumerate(entity_ids)}
+    rows = np.array([memory_index[r] for r, _ in pairs])
+    cols = np.array([entity_index[e] for _, e in pairs])
+    n_memories, n_entities = len(memory_ids), len(entity_ids)
+    memory_degree = np.bincount(rows, minlength=n_memories).astype(np.float64)
+    entity_degree = np.bincount(cols, minlength=n_entities).astype(np.float64)
+
+    # Each step spreads a node's mass evenly over its edges (column-stochastic walk).
+    def to_memories(on_entities: Any) -> Any:
+        return np.bincount(rows, weights=(on_entities / entity_degree)[cols], minlength=n_memories)
+
+    def to_entities(on_memories: Any) -> Any:
+        return np.bincount(cols, weights=(on_memories / memory_degree)[rows], minlength=n_entities)
+
+    view = (np.array(memory_ids), entity_index, to_entities, to_memories)
+    ctx.cache[("mentions", scope)] = (stamp, view)
+    return view
+
+
 # ------------------------------------------------------------------------------------- temporal
-def temporal(ctx: "Context", plan: "Plan") -> "Ranking":
+def temporal(ctx: "Context", plan: Plan) -> Ranking:
     """Memories inside the query's time windows (by similarity); for "when" questions, similar
     memories that carry an event_at."""
     from mem.enrich.dates import format_datetime, is_when_question
@@ -183,7 +279,7 @@ def temporal(ctx: "Context", plan: "Plan") -> "Ranking":
 
 
 # ------------------------------------------------------------------------------------ community
-def community(ctx: "Context", plan: "Plan") -> "Ranking":
+def community(ctx: "Context", plan: Plan) -> Ranking:
     """Members of the communities whose centroids are nearest the query (only when communities exist)."""
     import numpy as np
 

@@ -8,6 +8,7 @@ every channel's rank and score and every prior, so a result can always be explai
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,14 +20,14 @@ from mem.store import PriorRow
 from mem.store.lifecycle import contradiction_pairs
 from mem.score.classify_query import classify, weights_for
 from mem.score.contradiction import newer_first
-from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, actr_activation, apply_prior, blend, peak_factor, prior, rrf,
-                               squash)
+from mem.score.fusion import (LAYER_PRIOR, SPREAD_MAX, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
+                               prior, rrf, seed_score, spread_term, squash)
 from mem.stages import channels as graph_channels
-from mem.text import MAX_QUERY_TERMS, content_terms, fts_any
+from mem.stages import rescore
+from mem.stages.query import Plan, Query, Ranking  # noqa: F401  (Query and Ranking: the stage's public API)
+from mem.text import MAX_QUERY_TERMS
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from mem.stages.context import Context
 
 CANDIDATES = 200  # per channel
@@ -36,91 +37,13 @@ SCENE_SLACK = 10  # rank a few past k so scene expansion can weigh pulled neighb
 RANK_BATCH = 64  # candidates whose prior rows are read at a time (the first batch usually suffices)
 
 
-@dataclass
-class Query:
-    """One search request; every field but ``text`` is a filter or a knob with a default."""
-
-    text: str
-    k: int = 10
-    scope: str | None = None  # None: the settings' scope; "*": every scope
-    kinds: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    since: str | None = None
-    until: str | None = None
-    include_superseded: bool = False
-    include_archived: bool = False
-    channels: list[str] | None = None  # None: every channel; else only these (for benchmarks/ablation)
-    bump: bool = True
-    fusion: str | None = None  # "rrf" | "blend"; None: FUSION
-
-
-@dataclass
-class Plan:
-    """What the channels share for one query: the text, its vector (computed once), the scope."""
-
-    query: Query
-    scope: str | None
-    now: datetime
-    candidates: int
-    _vector: Any = None
-    _ctx: Any = None
-    memo: dict[str, Any] = field(default_factory=dict)  # work channels share (query entities, windows, rankings)
-
-    @property
-    def vector(self) -> "np.ndarray":
-        if self._vector is None:
-            self._vector = self._ctx.embedder.embed([self.query.text])[0]
-        return self._vector
-
-
-@dataclass
-class Ranking:
-    ranked: list[int]
-    scores: dict[int, float]
-    notes: dict[int, dict[str, Any]] = field(default_factory=dict)  # per-hit detail shown in ``why``
-
-    def position(self, rowid: int) -> int:
-        """1-based rank of ``rowid`` in this channel."""
-        if not hasattr(self, "_positions"):
-            self._positions = {r: i + 1 for i, r in enumerate(self.ranked)}
-        return self._positions[rowid]
-
-
-def semantic(ctx: "Context", plan: Plan) -> Ranking:
-    """Cosine over the float32 vectors (coarse int8 index when cold, in-RAM matrix when warm)."""
-    found = ctx.vectors.nearest(plan.vector, plan.candidates, plan.scope)
-    return Ranking([r for r, _ in found], dict(found))
-
-
-def bm25(ctx: "Context", plan: Plan) -> Ranking:
-    """FTS5 BM25 over text and tags; the query is tokenized and every term quoted, so nothing raises.
-
-    Terms in half the memories or more weigh nothing in BM25 (idf clamped to 1e-6) but cost a score
-    per row, so they are left out while a rarer term remains; rows matching only them fill any room
-    left at score 0 (their true score is ~1e-6), so the list and its min-max range stay the same.
-    """
-    terms = content_terms(plan.query.text)[:MAX_QUERY_TERMS]
-    if not terms:
-        return Ranking([], {})
-    warm = ctx.store.bm25_warm(terms, plan.candidates, plan.scope)  # a process that searches often
-    if warm is not None:
-        return Ranking([r for r, _ in warm], dict(warm))
-    common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
-    kept = [t for t in terms if t not in common] or terms
-    hits = ctx.store.bm25(fts_any(kept), plan.candidates, plan.scope)
-    if len(kept) < len(terms) and len(hits) < plan.candidates:
-        seen = {r for r, _ in hits}
-        hits += [(r, 0.0) for r in ctx.store.fts_rowids(fts_any([t for t in terms if t in common]),
-                                                        plan.candidates - len(hits), plan.scope, seen)]
-    return Ranking([r for r, _ in hits], dict(hits))
-
-
-
 Channel = Callable[["Context", Plan], Ranking]
-CHANNELS: dict[str, Channel] = {"semantic": semantic, "bm25": bm25, "entity": graph_channels.entity,
-                                 "temporal": graph_channels.temporal, "community": graph_channels.community}
+CHANNELS: dict[str, Channel] = {"semantic": graph_channels.semantic, "bm25": graph_channels.bm25, "entity": graph_channels.entity,
+                                 "temporal": graph_channels.temporal, "community": graph_channels.community,
+                                 "ppr": graph_channels.ppr, "fisher": rescore.fisher, "maxsim": rescore.maxsim}
 # Defaults; the query classifier (mem.score.classify_query) picks the weights per query type.
-WEIGHTS: dict[str, float] = {"semantic": 1.0, "bm25": 1.0, "entity": 0.5, "temporal": 0.3, "community": 0.2}
+WEIGHTS: dict[str, float] = {"semantic": 1.0, "bm25": 1.0, "entity": 0.5, "temporal": 0.3, "community": 0.2,
+                             "ppr": 0.2, "fisher": 0.5, "maxsim": 0.5}
 # Channels whose membership is itself the evidence: every member keeps this much credit in the blend.
 MEMBERSHIP_FLOORS: dict[str, float] = {"temporal": 0.5, "entity": 0.5, "community": 0.5}
 OUTSIDE_WINDOW = 0.3  # share of relevance kept by a memory outside the time the query names
@@ -151,6 +74,7 @@ SELF_PENALTY = 0.25
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
 POST_STEPS = ("speaker", "scene")
+FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
 def _age_days(created_at: str, now: datetime) -> float:
@@ -160,25 +84,112 @@ def _age_days(created_at: str, now: datetime) -> float:
         return 0.0
 
 
-def priors_of(memory: Memory | PriorRow, now: datetime) -> dict[str, float]:
-    """Each prior component of a memory (or of its PriorRow), in [0, 1]."""
-    return {
-        "activation": round(squash(actr_activation(memory.access_count, _age_days(memory.created_at, now))), 4),
-        "confidence": memory.confidence,
-        "layer": LAYER_PRIOR.get(memory.layer, 0.5),
-        "pinned": 1.0 if memory.pinned else 0.0,
-        "status": STATUS_PRIOR.get(memory.status, 0.5),
-    }
+# The governance terms of the priors, named like channels so ``--channel`` ablations can leave them out:
+# ACT-R base level with the layer floor, spreading activation from the query's entities and tags with
+# the fan penalty, the stored (HaluMem) confidence, and surprise at intake.
+PRIOR_TERMS = ("activation", "spread", "confidence", "surprise")
+PARTS = (*CHANNELS, *POST_STEPS, *PRIOR_TERMS)  # what ``Query.channels`` names
+# Parts measured but off by default (bench/README.md, LoCoMo dev folds and both coding sets): the
+# held-back folds did not gain from spread (no change at all), PPR instead of or beside the entity
+# channel (cv R@10 +.0001 / -.0009) or Fisher-Rao (R@10 -.016, every fold loses). MaxSim gains (cv
+# R@5 +.022) but costs a MiniLM pass over ~45 candidates per query whose token states are not yet
+# in the process: ask for it with ``+maxsim``.
+OFF_BY_DEFAULT: frozenset[str] = frozenset({"spread", "ppr", "fisher", "maxsim"})
+_WORD = re.compile(r"[a-z0-9]+")
 
 
-def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], now: datetime,
-          k: int) -> tuple[list[tuple[float, int, dict[str, float]]], dict[int, PriorRow]]:
+def default_parts() -> list[str]:
+    """Every channel, post-fusion step and prior term a search uses unless told otherwise."""
+    return [n for n in PARTS if n not in OFF_BY_DEFAULT]
+
+
+def parts_for(channels: list[str] | None) -> list[str]:
+    """The parts a search uses: the defaults (None), exactly ``channels``, or, when every name starts
+    with ``+`` or ``-``, the defaults with those added or left out (``["+maxsim", "-entity"]``).
+
+    >>> "maxsim" in parts_for(["+maxsim"]) and "entity" not in parts_for(["+maxsim", "-entity"])
+    True
+    """
+    if channels is None:
+        return default_parts()
+    relative = bool(channels) and all(n[:1] in "+-" and len(n) > 1 for n in channels)
+    bare = [n[1:] if relative else n for n in channels]
+    unknown = [n for n in bare if n not in PARTS]
+    if unknown:
+        raise BadInput(f"unknown channel(s) {', '.join(unknown)}; known: {', '.join(PARTS)} "
+                       "(or +NAME / -NAME to change the defaults)")
+    if not relative:
+        return bare
+    names = default_parts()
+    for sign, name in zip((n[0] for n in channels), bare):
+        if sign == "+" and name not in names:
+            names.append(name)
+        elif sign == "-" and name in names:
+            names.remove(name)
+    return names
+
+
+@dataclass
+class PriorContext:
+    """What the priors of one query need besides each candidate's row."""
+
+    now: datetime
+    terms: frozenset[str]  # the PRIOR_TERMS in use
+    layers: Any = None  # mem.lifecycle.policy layers: ACT-R decay and activation floor per layer
+    entity_strength: dict[int, float] = field(default_factory=dict)  # query entity id -> S_j
+    tag_strength: dict[str, float] = field(default_factory=dict)  # query word that is a tag -> S_j
+    spread: dict[int, float] = field(default_factory=dict)  # rowid -> summed S_j of its query entities
+
+    @property
+    def context_size(self) -> int:
+        return len(self.entity_strength) + len(self.tag_strength)
+
+
+def _tag_words(tags: list[str]) -> set[str]:
+    return {w for tag in tags for w in _WORD.findall(tag.lower())}
+
+
+def priors_of(memory: Memory | PriorRow, now: datetime, context: PriorContext | None = None,
+              rowid: int | None = None) -> dict[str, float]:
+    """Each prior component of a memory (or of its PriorRow), in [0, 1].
+
+    ``activation`` is the squashed ACT-R base level, floored at the memory's layer floor; ``spread``
+    (only with a ``context`` naming entities or tags) the spreading activation from the query;
+    ``confidence`` the stored confidence (verify lowers it for stale and contradicted memories);
+    ``surprise`` the stored surprise (how far from every community centroid the memory arrived).
+    """
+    from mem.lifecycle.policy import LAYERS
+
+    terms = context.terms if context is not None else frozenset(PRIOR_TERMS)
+    layer = (context.layers if context is not None and context.layers else LAYERS).get(memory.layer) or LAYERS[3]
+    out: dict[str, float] = {}
+    if "activation" in terms:
+        base = base_level(memory.access_count, _age_days(memory.created_at, now), layer.actr_decay, layer.floor)
+        out["activation"] = round(squash(base), 4)
+    if "confidence" in terms:
+        out["confidence"] = memory.confidence
+    out["layer"] = LAYER_PRIOR.get(memory.layer, 0.5)
+    out["pinned"] = 1.0 if memory.pinned else 0.0
+    out["status"] = STATUS_PRIOR.get(memory.status, 0.5)
+    if "surprise" in terms:
+        out["surprise"] = round(memory.surprise, 4) if memory.surprise is not None else 0.5
+    if "spread" in terms and context is not None and context.context_size:
+        carried = _tag_words(memory.tags)
+        total = context.spread.get(rowid, 0.0) + sum(s for w, s in context.tag_strength.items() if w in carried)
+        out["spread"] = round(min(1.0, total / (context.context_size * SPREAD_MAX)), 4)
+    return out
+
+
+def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], context: PriorContext,
+          k: int, seed: bool = False) -> tuple[list[tuple[float, int, dict[str, float]]], dict[int, PriorRow]]:
     """Apply the priors and sort, best first (ties by rowid); also returns the prior rows read.
 
     Exact, but lazy: a prior can only take relevance down, so once a candidate's bare relevance
     is below the k-th final score nothing after it can enter the top k, and its priors are never
     computed. The rows the priors need (and the filters) are read in growing batches in fused
     order, so that stop also spares reading most candidates (at 100k memories, 1.9 ms a query).
+    ``seed``: the seed's formula (``mem.score.fusion.seed_score``) instead, which can raise a score,
+    so every candidate is scored.
     """
     import heapq
 
@@ -193,16 +204,22 @@ def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], now:
             start, size = start + len(batch), 2 * size
             rows = ctx.store.prior_rows(batch, **filters)
             allowed.update(rows)
+            if context.entity_strength and "spread" in context.terms:
+                _entity_spread(ctx, context, list(rows))
             yield from ((rowid, rows[rowid]) for rowid in batch if rowid in rows)
 
     scored: list[tuple[float, int, dict[str, float]]] = []
     best: list[float] = []  # min-heap of the k best final scores so far
     for rowid, row in passing():
         relevance = fused[rowid]
-        if len(best) >= k and relevance < best[0]:
+        if not seed and len(best) >= k and relevance < best[0]:
             break
-        components = priors_of(row, now)
-        final = apply_prior(relevance, prior(components))
+        components = priors_of(row, context.now, context, rowid)
+        if seed:
+            final = _seed_final(relevance, row, context)
+            components = {"confidence": row.confidence, "seed_activation": round(_seed_activation(row, context), 4)}
+        else:
+            final = apply_prior(relevance, prior(components))
         scored.append((final, rowid, components))
         if len(best) < k:
             heapq.heappush(best, final)
@@ -210,6 +227,47 @@ def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], now:
             heapq.heapreplace(best, final)
     scored.sort(key=lambda item: (-item[0], item[1]))
     return scored, allowed
+
+
+def _seed_activation(row: PriorRow, context: PriorContext) -> float:
+    """The raw ACT-R activation the seed's formula reads: base level with the layer floor."""
+    from mem.lifecycle.policy import LAYERS
+
+    layer = (context.layers or LAYERS).get(row.layer) or LAYERS[3]
+    return base_level(row.access_count, _age_days(row.created_at, context.now), layer.actr_decay, layer.floor)
+
+
+def _seed_final(relevance: float, row: PriorRow, context: PriorContext) -> float:
+    return seed_score(relevance, _seed_activation(row, context), row.confidence)
+
+
+def _entity_spread(ctx: "Context", context: PriorContext, rowids: list[int]) -> None:
+    """Sum each row's query-entity strengths ``S_j`` into ``context.spread`` (one read per batch)."""
+    from mem.store import graph as sql
+
+    for rowid, eid, _, _, _ in sql.entities_of(ctx.store, [r for r in rowids if r not in context.spread]):
+        strength = context.entity_strength.get(eid)
+        if strength:
+            context.spread[rowid] = context.spread.get(rowid, 0.0) + strength
+
+
+def _prior_context(ctx: "Context", plan: Plan, names: list[str]) -> PriorContext:
+    """The query's context for the priors: the policy's layers, and (when ``spread`` is on) the
+    strength ``max(0, S_max - delta ln fan)`` of each entity the query names and each query word
+    that is a tag."""
+    from mem.lifecycle.policy import load_policy
+    from mem.text import content_terms
+
+    context = PriorContext(now=plan.now, terms=frozenset(n for n in PRIOR_TERMS if n in names),
+                           layers=load_policy(ctx.settings.config).layers)
+    if "spread" in context.terms:
+        entities = graph_channels.query_entities(ctx, plan)
+        context.entity_strength = {eid: spread_term(fan) for eid, fan in entities.values() if spread_term(fan) > 0}
+        words = [w for w in dict.fromkeys(t.lower() for t in content_terms(plan.query.text)[:MAX_QUERY_TERMS])
+                 if w not in entities]
+        fans = ctx.store.tag_fans(words, plan.scope) if words else {}
+        context.tag_strength = {w: spread_term(f) for w, f in fans.items() if spread_term(f) > 0}
+    return context
 
 
 def run(ctx: "Context", query: Query) -> list[Hit]:
@@ -221,10 +279,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         raise BadInput("empty query")
     plan = Plan(query=query, scope=ctx.scope_filter(query.scope), now=ctx.now(),
                 candidates=max(CANDIDATES, 2 * k), _ctx=ctx)
-    names = query.channels if query.channels is not None else [*CHANNELS, *POST_STEPS]
-    unknown = [n for n in names if n not in CHANNELS and n not in POST_STEPS]
-    if unknown:
-        raise BadInput(f"unknown channel(s) {', '.join(unknown)}; known: {', '.join([*CHANNELS, *POST_STEPS])}")
+    fusion = check_fusion(query.fusion) or FUSION
+    names = parts_for(query.channels)
     query_type = plan.memo["query_type"] = _classify(ctx, plan)
     rankings: dict[str, Ranking] = {}
     for name in names:
@@ -233,10 +289,12 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     weights = weights_for(query_type, WEIGHTS)
     if "semantic" in rankings and "bm25" in rankings:
         weights["semantic"] = weights.get("semantic", 1.0) * peak_factor(rankings["semantic"].scores, **SEMANTIC_PEAK)
-    if (query.fusion or FUSION) == "blend":
+    if fusion == "blend":
         fused = blend({n: r.scores for n, r in rankings.items()}, weights, MEMBERSHIP_FLOORS)
-    else:
+    elif fusion == "rrf":
         fused = rrf({n: r.ranked for n, r in rankings.items()}, weights)
+    else:  # the seed's: plain RRF (k=60), every channel weighted alike
+        fused = rrf({n: r.ranked for n, r in rankings.items()}, {})
     if "temporal" in rankings and graph_channels.time_windows(plan):
         # The query names a time ("in May 2023", "last week"): that reads as a soft filter, so
         # memories outside every window keep only part of their relevance.
@@ -247,10 +305,11 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
                    include_superseded=query.include_superseded, since=query.since, until=query.until)
-    scored, allowed = _rank(ctx, fused, filters, plan.now, k + SCENE_SLACK)
+    context = _prior_context(ctx, plan, names)
+    scored, allowed = _rank(ctx, fused, filters, context, k + SCENE_SLACK, seed=fusion == "seed")
     pulled: dict[int, tuple[float, int]] = {}
     if "scene" in names and scored:
-        pulled = _scene(ctx, plan, scored, allowed, filters)
+        pulled = _scene(ctx, plan, scored, allowed, filters, context)
     top = scored[:k]
     memories = dict(ctx.store.select(statuses=None, rowids=[rowid for _, rowid, _ in top], order="m.rowid", scope=None))
     hits = [Hit(memory=memories[rowid], rank=i + 1, score=score,
@@ -263,6 +322,13 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
 
         ctx.store.bump_access([rowid for _, rowid, _ in top], format_datetime(plan.now))
     return hits
+
+
+def check_fusion(fusion: Any) -> str | None:
+    """``fusion`` if it names a known fusion (or is None: the default); else BadInput naming the choices."""
+    if fusion is not None and fusion not in FUSIONS:
+        raise BadInput(f"unknown fusion {fusion!r}; known: {', '.join(FUSIONS)}")
+    return fusion
 
 
 def _classify(ctx: "Context", plan: Plan) -> str:
@@ -312,7 +378,7 @@ def _speaker_factors_for(ctx: "Context", plan: Plan, rowids: list[int]) -> dict[
 
 
 def _scene(ctx: "Context", plan: Plan, scored: list[tuple[float, int, dict[str, float]]],
-           allowed: dict[int, PriorRow], filters: dict[str, Any]) -> dict[int, tuple[float, int]]:
+           allowed: dict[int, PriorRow], filters: dict[str, Any], context: PriorContext) -> dict[int, tuple[float, int]]:
     """Scene expansion (post-fusion): session neighbours of the best hits join with a discounted score.
 
     Updates ``scored`` in place (re-sorted) and ``allowed``; returns what it pulled in and from where.
@@ -339,7 +405,7 @@ def _scene(ctx: "Context", plan: Plan, scored: list[tuple[float, int, dict[str, 
                 continue
             scored[i] = (value, rowid, scored[i][2])
         else:
-            scored.append((value, rowid, priors_of(row, plan.now)))
+            scored.append((value, rowid, priors_of(row, plan.now, context, rowid)))
         kept[rowid] = (value, parent)
     scored.sort(key=lambda item: (-item[0], item[1]))
     return kept

@@ -45,6 +45,9 @@ class PriorRow(NamedTuple):
     layer: int
     pinned: int
     status: str
+    verification: str
+    surprise: float
+    tags: list[str]
 
 
 def _is_busy(exc: Exception) -> bool:
@@ -597,7 +600,7 @@ class Store:
             return {}
         where, params = self._filters(rowids=rowids, **filters)
         sql = f"SELECT m.rowid, {', '.join('m.' + c for c in PriorRow._fields)} FROM memories m WHERE " + " AND ".join(where)
-        return {int(row[0]): PriorRow(*row[1:]) for row in self.conn.execute(sql, params)}
+        return {int(row[0]): PriorRow(*row[1:-1], orjson.loads(row[-1])) for row in self.conn.execute(sql, params)}
 
     @staticmethod
     def _filters(
@@ -707,6 +710,12 @@ class Store:
         from mem.store import fts
 
         return fts.matching_rowids(self, match, limit, scope, exclude)
+
+    def tag_fans(self, words: list[str], scope: str | None) -> dict[str, int]:
+        """How many live memories of ``scope`` carry each word in their tags (``mem.store.fts.tag_fans``)."""
+        from mem.store import fts
+
+        return fts.tag_fans(self, words, scope)
 
     # ------------------------------------------------------------------ stats
     def counts(self) -> dict[str, Any]:

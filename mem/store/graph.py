@@ -627,3 +627,21 @@ def ids_of(store: "Store", rowids: Sequence[int]) -> dict[int, str]:
         out.update((int(r), str(i)) for r, i in store.conn.execute(
             f"SELECT rowid, id FROM memories WHERE rowid IN ({_marks(len(chunk))})", list(chunk)))
     return out
+
+
+def mention_pairs(store: "Store", scope: str | None) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """``(stamp, [(memory rowid, entity id), ...])`` for the live memories of a scope: the bipartite
+    graph personalised PageRank walks. The stamp (mentions and newest mentioning rowid) changes when
+    mentions are added or removed, so a process can keep the graph while it holds."""
+    stamp = mentions_stamp(store)
+    where = "m.status != 'archived'" + (" AND m.scope = ?" if scope is not None else "")
+    rows = store.conn.execute(
+        f"SELECT me.memory_rowid, me.entity_id FROM memory_entities me JOIN memories m ON m.rowid = me.memory_rowid WHERE {where}",
+        [scope] if scope is not None else [])
+    return stamp, [(int(r), int(e)) for r, e in rows]
+
+
+def mentions_stamp(store: "Store") -> tuple[int, int]:
+    """The stamp ``mention_pairs`` returns, read alone."""
+    row = store.conn.execute("SELECT COUNT(*), COALESCE(MAX(memory_rowid), 0) FROM memory_entities").fetchone()
+    return int(row[0]), int(row[1])

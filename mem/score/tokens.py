@@ -1,0 +1,82 @@
+"""Scores over token states (per-token contextual vectors): MaxSim and the Fisher-Rao distance.
+Pure functions over numpy arrays, no I/O.
+
+- MaxSim (late interaction, ColBERT): each query token finds its best-matching memory token; the
+  score is the mean of those best cosines, so a memory that covers every part of the query wins
+  even when its pooled vector is dominated by something else.
+- Fisher-Rao: a text is a diagonal Gaussian over the embedding space (mean and variance of its
+  token states); the distance between two is the geodesic distance under the Fisher information
+  metric. Per dimension (univariate normals, metric ``(dmu^2 + 2 dsigma^2) / sigma^2``)::
+
+      d_i = 2 sqrt(2) artanh( sqrt( (dmu^2 + 2 (s1 - s2)^2) / (dmu^2 + 2 (s1 + s2)^2) ) )
+
+  and over a product of independent dimensions ``d = sqrt(sum_i d_i^2)``. Two texts with the same
+  mean but different spread are apart, unlike under cosine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+VARIANCE_FLOOR = 1e-4  # a one-token text has no spread: keep the metric finite
+
+
+def content_tokens(states: "np.ndarray") -> "np.ndarray":
+    """The states without the [CLS] and [SEP] markers (when there is anything between them)."""
+    return states[1:-1] if len(states) > 2 else states
+
+
+def unit_rows(states: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    norms = np.linalg.norm(states, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (states / norms).astype(np.float32)
+
+
+def maxsim(query_unit: "np.ndarray", memory_unit: "np.ndarray") -> float:
+    """Mean over query tokens of the best cosine to any memory token, in [-1, 1].
+
+    >>> import numpy as np
+    >>> q = np.eye(3, dtype=np.float32)[:2]
+    >>> maxsim(q, np.eye(3, dtype=np.float32)), maxsim(q, np.eye(3, dtype=np.float32)[:1])
+    (1.0, 0.5)
+    """
+    if not len(query_unit) or not len(memory_unit):
+        return 0.0
+    return float((query_unit @ memory_unit.T).max(axis=1).mean())
+
+
+def gaussian(states: "np.ndarray") -> tuple["np.ndarray", "np.ndarray"]:
+    """Diagonal Gaussian of a text's token states: ``(mean, standard deviation)`` per dimension."""
+    import numpy as np
+
+    mean = states.mean(axis=0)
+    var = states.var(axis=0) if len(states) > 1 else np.zeros_like(mean)
+    return mean.astype(np.float32), np.sqrt(np.maximum(var, VARIANCE_FLOOR)).astype(np.float32)
+
+
+def fisher_rao(a: tuple["np.ndarray", "np.ndarray"], b: tuple["np.ndarray", "np.ndarray"]) -> float:
+    """Fisher-Rao distance between two diagonal Gaussians ``(mean, std)``; 0 for the same one.
+
+    >>> import numpy as np
+    >>> g = (np.zeros(2, np.float32), np.ones(2, np.float32))
+    >>> fisher_rao(g, g)
+    0.0
+    >>> wide = (np.zeros(2, np.float32), np.full(2, 2.0, np.float32))
+    >>> near = (np.full(2, 0.1, np.float32), np.ones(2, np.float32))
+    >>> fisher_rao(g, near) < fisher_rao(g, wide)
+    True
+    """
+    import numpy as np
+
+    (m1, s1), (m2, s2) = a, b
+    dmu2 = (m1.astype(np.float64) - m2) ** 2
+    num = dmu2 + 2.0 * (s1.astype(np.float64) - s2) ** 2
+    den = dmu2 + 2.0 * (s1.astype(np.float64) + s2) ** 2
+    ratio = np.sqrt(np.clip(num / den, 0.0, 1.0 - 1e-12))
+    per_dim = 2.0 * np.sqrt(2.0) * np.arctanh(ratio)
+    return float(np.sqrt((per_dim ** 2).sum()))

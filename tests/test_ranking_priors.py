@@ -1,0 +1,209 @@
+"""Governance in ranking (layer floors, spreading activation with the fan penalty, confidence,
+surprise), the optional channels (PPR, Fisher-Rao, MaxSim), ``--fusion`` in the CLI, JSON Lines
+queries and MCP, and the cross-validation folds of the retrieval benchmarks."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mem.score.fusion import base_level, prior, seed_score, spread_term, spreading
+from mem.score.tokens import fisher_rao, gaussian, maxsim, unit_rows
+from tests.conftest import jsonl, run_mem
+
+BENCH = Path(__file__).resolve().parents[1] / "bench"
+
+
+def add(*records: dict) -> list[str]:
+    result = run_mem("add", "-", input=jsonl(*records))
+    assert result.code == 0, result.stderr
+    return [r["id"] for r in result.records]
+
+
+def search(query: str, *args: str) -> list[dict]:
+    result = run_mem("search", query, *args)
+    assert result.code == 0, result.stderr
+    return result.records
+
+
+# ------------------------------------------------------------------------------------- pure terms
+@given(st.integers(0, 10**6), st.integers(0, 10**6))
+def test_spread_term_is_bounded_and_falls_with_fan(a: int, b: int) -> None:
+    lo, hi = sorted((a, b))
+    assert 0.0 <= spread_term(hi) <= spread_term(lo) <= 1.6
+
+
+@given(st.lists(st.integers(1, 10**5), max_size=8), st.integers(0, 8))
+def test_spreading_stays_in_unit_interval(fans: list[int], extra: int) -> None:
+    value = spreading(fans, len(fans) + extra)
+    assert 0.0 <= value <= 1.0
+
+
+@given(st.integers(0, 1000), st.floats(0, 10_000), st.sampled_from([(0.1, 5.0), (0.3, 2.0), (0.5, -0.5), (0.7, -2.0)]))
+def test_base_level_never_reads_below_the_layer_floor(uses: int, age: float, layer: tuple[float, float]) -> None:
+    decay, floor = layer
+    assert base_level(uses, age, decay, floor) >= floor
+
+
+def test_layer_floor_orders_old_memories_by_layer() -> None:
+    # A year unused: without floors every layer sinks; with them layer 1 stays highly active.
+    values = [base_level(0, 365, d, f) for d, f in [(0.1, 5.0), (0.3, 2.0), (0.5, -0.5), (0.7, -2.0)]]
+    assert values == sorted(values, reverse=True) and values[0] == 5.0 and values[3] == -2.0
+
+
+def test_prior_drops_left_out_terms_and_seed_formula() -> None:
+    assert prior({}) == 1.0
+    assert prior({"confidence": 0.3}) < prior({"confidence": 1.0})
+    assert math.isclose(seed_score(0.5, -2.0, 0.3), 0.6 * 0.5 - 0.05 + 0.045)
+
+
+@given(st.integers(2, 12), st.integers(0, 2**31 - 1))
+def test_fisher_rao_is_a_distance_and_maxsim_is_bounded(n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a, b = rng.normal(size=(n, 8)).astype(np.float32), rng.normal(size=(n + 1, 8)).astype(np.float32)
+    ga, gb = gaussian(a), gaussian(b)
+    assert fisher_rao(ga, ga) == 0.0
+    assert math.isclose(fisher_rao(ga, gb), fisher_rao(gb, ga), rel_tol=1e-6)
+    assert fisher_rao(ga, gb) > 0
+    assert -1.0 - 1e-6 <= maxsim(unit_rows(a), unit_rows(b)) <= 1.0 + 1e-6
+    assert math.isclose(maxsim(unit_rows(a), unit_rows(a)), 1.0, rel_tol=1e-5)
+
+
+# ------------------------------------------------------------------------------ through the CLI
+def test_layer_floor_and_confidence_reach_ranking_and_why() -> None:
+    old = "2025-01-01T00:00:00Z"
+    rule, note, doubted = add(
+        {"text": "deploys to production need two approvals", "layer": 1, "created_at": old},
+        {"text": "deploys to production need two approvals from the team", "layer": 4, "created_at": old},
+        {"text": "deploys to production need two approvals, as far as I know", "layer": 1, "created_at": old,
+         "confidence": 0.3},
+    )
+    hits = search("deploys to production need two approvals", "--now", "2026-01-01T00:00:00Z")
+    by_id = {h["id"]: h for h in hits}
+    priors = {i: by_id[i]["why"]["priors"] for i in (rule, note, doubted)}
+    # a year unused: the layer-1 rule is held at its floor (5 -> 0.993), the layer-4 note at -2 (0.119)
+    assert priors[rule]["activation"] == round(1 / (1 + math.exp(-5.0)), 4)
+    assert priors[note]["activation"] == round(1 / (1 + math.exp(2.0)), 4)
+    assert priors[doubted]["confidence"] == 0.3 and priors[rule]["confidence"] == 1.0
+    assert [h["id"] for h in hits].index(rule) < [h["id"] for h in hits].index(doubted)
+    assert all("surprise" in p for p in priors.values())
+
+
+def test_spreading_activation_from_query_entities_and_tags_with_fan_penalty() -> None:
+    rare, tagged, *common = add(
+        {"text": "Yesterday Ines tuned the eviction policy"},
+        {"text": "The nightly job sometimes fails on the runner", "tags": ["flaky"]},
+        *({"text": f"Redis note {i}: keys for tenant {i} expire after a day"} for i in range(6)),
+    )
+    assert all("spread" not in h["why"]["priors"] for h in search("Ines and Redis flaky"))  # off by default
+    hits = search("Ines and Redis flaky", "--limit", "8", "--channel", "+spread")
+    spread = {h["id"]: h["why"]["priors"]["spread"] for h in hits}
+    # context: Ines (fan 1), Redis (fan 6), the tag "flaky" (fan 1); W_j = 1/3, S_j = 1.6 - 0.3 ln fan
+    assert spread[rare] == spread[tagged] == round(1 / 3, 4)
+    assert all(spread[c] == round((1.6 - 0.3 * math.log(6)) / (3 * 1.6), 4) for c in common)
+    off = search("Ines and Redis flaky", "--channel", "semantic", "--channel", "bm25")
+    assert all("spread" not in h["why"]["priors"] and "activation" not in h["why"]["priors"] for h in off)
+    dropped = search("Ines and Redis flaky", "--channel=-activation")
+    assert dropped and all("activation" not in h["why"]["priors"] and "confidence" in h["why"]["priors"] for h in dropped)
+
+
+def test_fusion_option_cli_jsonl_and_errors() -> None:
+    add({"text": "We chose Redis for the cache layer"}, {"text": "Postgres 15 runs in staging"})
+    blend = search("which cache", "--fusion", "blend")
+    rrf = search("which cache", "--fusion", "rrf")
+    assert blend[0]["text"] == rrf[0]["text"] == "We chose Redis for the cache layer"
+    assert blend[1]["why"]["fused"] != rrf[1]["why"]["fused"]  # a different fusion really ran
+    bad = run_mem("search", "cache", "--fusion", "bogus")
+    assert bad.code == 4 and "blend" in bad.error["message"] and "rrf" in bad.error["message"]
+    piped = run_mem("search", "-", input=jsonl({"query": "cache", "fusion": "rrf"}, {"query": "staging"}))
+    assert piped.code == 0 and {h["query_line"] for h in piped.records} == {1, 2}
+    assert [h["why"]["fused"] for h in piped.records if h["query_line"] == 1] == [h["why"]["fused"] for h in rrf]
+    bad_line = run_mem("search", "-", input=jsonl({"query": "cache"}, {"query": "x", "fusion": "nope"}))
+    assert bad_line.code == 4 and bad_line.error["line"] == 2 and bad_line.stdout == ""
+
+
+def test_ppr_channel_walks_the_entity_graph_past_the_hop_limit() -> None:
+    owner, payments, vault, unrelated = add(
+        {"text": "Alice Nguyen maintains the Stripe integration"},
+        {"text": "Payments call Stripe with keys kept in Vault"},
+        {"text": "We rotate the Vault tokens every month"},
+        {"text": "The office coffee machine is descaled on Mondays"},
+    )
+    hits = search("Alice Nguyen", "--channel", "ppr")
+    # Alice -> owner -> Stripe -> payments -> Vault -> vault: the walk has no hop limit
+    assert [h["id"] for h in hits] == [owner, payments, vault]
+    scores = [h["why"]["ppr"]["score"] for h in hits]
+    assert scores == sorted(scores, reverse=True) and scores[-1] > 0
+    # spreading activation stops after entity -> memory -> entity -> memory
+    assert vault not in [h["id"] for h in search("Alice Nguyen", "--channel", "entity")]
+
+
+def test_token_channels_are_empty_without_token_states() -> None:
+    add({"text": "We chose Redis for the cache layer"})
+    # the hash embedder has no token states: MaxSim and Fisher-Rao return nothing, nothing breaks
+    assert search("cache", "--channel", "maxsim") == [] and search("cache", "--channel", "fisher") == []
+
+
+# -------------------------------------------------------------------------------------- MCP
+def test_mcp_search_accepts_fusion() -> None:
+    import anyio
+    import pytest
+
+    pytest.importorskip("mcp")
+    from tests.test_mcp import stdio_client
+
+    add({"text": "We chose Redis for the cache layer"}, {"text": "Postgres 15 runs in staging"})
+
+    async def main() -> None:
+        async with stdio_client() as client:
+            rrf = await client.call_tool("search", {"query": "which cache", "fusion": "rrf", "why": True})
+            blend = await client.call_tool("search", {"query": "which cache", "why": True})
+            top_rrf, top_blend = rrf.structured_content["hits"][0], blend.structured_content["hits"][0]
+            assert top_rrf["text"] == top_blend["text"] == "We chose Redis for the cache layer"
+            second = [h["why"]["fused"] for h in (rrf.structured_content["hits"][1], blend.structured_content["hits"][1])]
+            assert second[0] != second[1]
+            bad = await client.call_tool("search", {"query": "cache", "fusion": "bogus"})
+            assert bad.is_error
+
+    anyio.run(main)
+
+
+# ------------------------------------------------------------------------------------ folds
+def _benchlib():
+    sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location("bench_benchlib", BENCH / "benchlib.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rotating_folds_hold_every_conversation_back_twice() -> None:
+    lib = _benchlib()
+    units = ["c1", "c2", "c3", "c4", "c5"]
+    folds = lib.rotating_folds(units)
+    assert len(folds) == 5 and all(len(train) == 3 and len(back) == 2 for train, back in folds)
+    assert all(not set(train) & set(back) for train, back in folds)
+    held = [u for _, back in folds for u in back]
+    assert {u: held.count(u) for u in units} == dict.fromkeys(units, 2)
+
+
+def test_cross_validation_counts_a_gain_only_where_training_chose_it() -> None:
+    lib = _benchlib()
+    units = ["c1", "c2", "c3", "c4", "c5"]
+    ref = {u: (50.0, 100) for u in units}
+    # better on c1 only: chosen where c1 is in training, but that gain is never on the held-back pair
+    overfit = {**ref, "c1": (90.0, 100)}
+    honest = {u: (55.0, 100) for u in units}
+    cv = lib.cross_validate({"full": ref, "overfit": overfit, "honest": honest}, "full")
+    assert cv["overfit"]["dev"] > cv["full"]["dev"]
+    assert cv["honest"]["cv_gain"] > 0 and cv["honest"]["gained"] == 5
+    # held-back gains exist only in the folds holding c1 back, where training (without c1) did not choose it
+    assert cv["overfit"]["cv_gain"] == 0.0
+    picked = lib.pick_by_folds({"full": ref, "honest": honest}, ["full", "honest"])
+    assert picked["picks"] == ["honest"] * 5 and math.isclose(picked["mean"], 0.55)
