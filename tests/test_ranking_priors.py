@@ -207,3 +207,21 @@ def test_cross_validation_counts_a_gain_only_where_training_chose_it() -> None:
     assert cv["overfit"]["cv_gain"] == 0.0
     picked = lib.pick_by_folds({"full": ref, "honest": honest}, ["full", "honest"])
     assert picked["picks"] == ["honest"] * 5 and math.isclose(picked["mean"], 0.55)
+
+
+# -------------------------------------------------------------------------------- both backends
+def test_optional_parts_run_on_both_backends(backend: str) -> None:
+    """Spread (tag fans), PPR (the mention graph) and the seed's scoring read only backend-neutral SQL."""
+    from tests.test_backends import cli
+
+    added = cli("add", "-", input=jsonl(
+        {"text": "Alice Nguyen maintains the Stripe integration", "tags": ["payments"]},
+        {"text": "Payments call Stripe with keys kept in Vault", "tags": ["payments"]},
+        {"text": "The office coffee machine is descaled on Mondays"}))
+    assert added.code == 0, added
+    found = cli("search", "Alice Nguyen payments", "--json", "--channel", "+spread", "--channel", "+ppr")
+    assert found.code == 0, found
+    top = found.records[0]
+    assert top["text"].startswith("Alice Nguyen") and top["why"]["priors"]["spread"] > 0 and "ppr" in top["why"]
+    seed = cli("search", "Alice Nguyen payments", "--json", "--fusion", "seed")
+    assert seed.code == 0 and seed.records[0]["text"].startswith("Alice Nguyen"), seed

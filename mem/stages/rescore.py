@@ -20,7 +20,12 @@ RESCORE = 30  # best candidates of each of semantic and BM25 that are rescored
 TOKEN_CACHE = 20_000  # memories whose token summaries a process keeps
 
 
-def _pool(plan: Plan) -> list[int]:
+def _pool(ctx: "Context", plan: Plan) -> list[int]:
+    """The best candidates of the semantic channel (run here if it has not run) and of BM25 (if it ran)."""
+    from mem.stages.channels import semantic
+
+    if "ranking:semantic" not in plan.memo:
+        plan.memo["ranking:semantic"] = semantic(ctx, plan)
     seen: dict[int, None] = {}
     for name in ("semantic", "bm25"):
         ranking = plan.memo.get(f"ranking:{name}")
@@ -43,23 +48,17 @@ def _summaries(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, dict
 
     if "tokens:query" not in plan.memo:
         plan.memo["tokens:query"] = summary(embedder.token_states([plan.query.text])[0])
-    from mem.store.fts import fts_state
-
-    # A memory's text changes only with the FTS epoch (edits and deletes bump it): then start over.
-    epoch = fts_state(ctx.store)[0]
-    held = ctx.cache.get(("tokens", embedder.id))
-    if held is None or held[0] != epoch:
-        held = ctx.cache[("tokens", embedder.id)] = (epoch, {})
-    cache: dict[int, Any] = held[1]
-    missing = [r for r in rowids if r not in cache]
+    # Keyed by content hash too: an edited memory's old token states are never reused.
+    cache: dict[tuple[int, str], Any] = ctx.cache.setdefault(("tokens", embedder.id), {})
+    memories = ctx.store.by_rowids(rowids)
+    keys = {r: (r, m.content_hash) for r, m in memories.items()}
+    missing = [r for r in rowids if r in keys and keys[r] not in cache]
     if missing:
-        texts = {r: m.text for r, m in ctx.store.by_rowids(missing).items()}
-        order = [r for r in missing if r in texts]
-        if len(cache) + len(order) > TOKEN_CACHE:
+        if len(cache) + len(missing) > TOKEN_CACHE:
             cache.clear()
-        for rowid, states in zip(order, embedder.token_states([texts[r] for r in order])):
-            cache[rowid] = summary(states)
-    return plan.memo["tokens:query"], {r: cache[r] for r in rowids if r in cache}
+        for rowid, states in zip(missing, embedder.token_states([memories[r].text for r in missing])):
+            cache[keys[rowid]] = summary(states)
+    return plan.memo["tokens:query"], {r: cache[keys[r]] for r in rowids if r in keys}
 
 
 def _ranking(scores: dict[int, float]) -> Ranking:
@@ -70,7 +69,7 @@ def maxsim(ctx: "Context", plan: Plan) -> Ranking:
     """MaxSim (mean over query tokens of the best cosine to a memory token) of the best candidates."""
     from mem.score.tokens import maxsim as score
 
-    found = _summaries(ctx, plan, _pool(plan))
+    found = _summaries(ctx, plan, _pool(ctx, plan))
     if found is None:
         return _ranking({})
     query, memories = found
@@ -82,7 +81,7 @@ def fisher(ctx: "Context", plan: Plan) -> Ranking:
     Gaussian over token states."""
     from mem.score.tokens import fisher_rao
 
-    found = _summaries(ctx, plan, _pool(plan))
+    found = _summaries(ctx, plan, _pool(ctx, plan))
     if found is None:
         return _ranking({})
     query, memories = found

@@ -8,7 +8,6 @@ every channel's rank and score and every prior, so a result can always be explai
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -95,7 +94,6 @@ PARTS = (*CHANNELS, *POST_STEPS, *PRIOR_TERMS)  # what ``Query.channels`` names
 # R@5 +.022) but costs a MiniLM pass over ~45 candidates per query whose token states are not yet
 # in the process: ask for it with ``+maxsim``.
 OFF_BY_DEFAULT: frozenset[str] = frozenset({"spread", "ppr", "fisher", "maxsim"})
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 def default_parts() -> list[str]:
@@ -146,7 +144,7 @@ class PriorContext:
 
 
 def _tag_words(tags: list[str]) -> set[str]:
-    return {w for tag in tags for w in _WORD.findall(tag.lower())}
+    return {tag.lower() for tag in tags}
 
 
 def priors_of(memory: Memory | PriorRow, now: datetime, context: PriorContext | None = None,
@@ -256,6 +254,7 @@ def _prior_context(ctx: "Context", plan: Plan, names: list[str]) -> PriorContext
     strength ``max(0, S_max - delta ln fan)`` of each entity the query names and each query word
     that is a tag."""
     from mem.lifecycle.policy import load_policy
+    from mem.store import graph as sql
     from mem.text import content_terms
 
     context = PriorContext(now=plan.now, terms=frozenset(n for n in PRIOR_TERMS if n in names),
@@ -265,7 +264,7 @@ def _prior_context(ctx: "Context", plan: Plan, names: list[str]) -> PriorContext
         context.entity_strength = {eid: spread_term(fan) for eid, fan in entities.values() if spread_term(fan) > 0}
         words = [w for w in dict.fromkeys(t.lower() for t in content_terms(plan.query.text)[:MAX_QUERY_TERMS])
                  if w not in entities]
-        fans = ctx.store.tag_fans(words, plan.scope) if words else {}
+        fans = sql.tag_fans(ctx.store, words, plan.scope) if words else {}
         context.tag_strength = {w: spread_term(f) for w, f in fans.items() if spread_term(f) > 0}
     return context
 

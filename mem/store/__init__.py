@@ -711,12 +711,6 @@ class Store:
 
         return fts.matching_rowids(self, match, limit, scope, exclude)
 
-    def tag_fans(self, words: list[str], scope: str | None) -> dict[str, int]:
-        """How many live memories of ``scope`` carry each word in their tags (``mem.store.fts.tag_fans``)."""
-        from mem.store import fts
-
-        return fts.tag_fans(self, words, scope)
-
     # ------------------------------------------------------------------ stats
     def counts(self) -> dict[str, Any]:
         one = lambda sql: self.conn.execute(sql).fetchone()[0]  # noqa: E731

@@ -152,25 +152,6 @@ def matching_rowids(store: "Store", match: str, limit: int, scope: str | None, e
     return [r for r in (int(row[0]) for row in rows) if r not in exclude][:limit]
 
 
-def tag_fans(store: "Store", words: list[str], scope: str | None) -> dict[str, int]:
-    """``word -> how many live memories of the scope carry it in their tags`` (words no tag carries
-    are left out): the fan of a query word read as a tag. Each is one FTS5 column query
-    (``tags : "word"``, the index's own stemming), so no query scans the tags."""
-    out: dict[str, int] = {}
-    for word in dict.fromkeys(words):
-        match = 'tags : "' + word.replace('"', '""') + '"'
-        params: list[object] = [match]
-        sql = ("SELECT COUNT(*) FROM memory_fts f JOIN memories m ON m.rowid = f.rowid "
-               "WHERE memory_fts MATCH ? AND m.status != 'archived'")
-        if scope is not None:
-            sql += " AND m.scope = ?"
-            params.append(scope)
-        count = int(store.conn.execute(sql, params).fetchone()[0])
-        if count:
-            out[word] = count
-    return out
-
-
 # ------------------------------------------------------------------------- warm BM25 (store/terms.py)
 # What mem.store.terms.TermIndex reads: the FTS5 index's own tokens, row sizes and change counter.
 

@@ -645,3 +645,20 @@ def mentions_stamp(store: "Store") -> tuple[int, int]:
     """The stamp ``mention_pairs`` returns, read alone."""
     row = store.conn.execute("SELECT COUNT(*), COALESCE(MAX(memory_rowid), 0) FROM memory_entities").fetchone()
     return int(row[0]), int(row[1])
+
+
+def tag_fans(store: "Store", words: Sequence[str], scope: str | None) -> dict[str, int]:
+    """``word -> how many live memories of the scope carry it as a tag`` (case-insensitive; words no
+    memory carries are left out): the fan of a query word read as a tag. One pass over the scope's
+    tags, so search asks only when the ``spread`` prior is on."""
+    if not words:
+        return {}
+    params: list[Any] = [w.lower() for w in words]
+    where = f"lower(j.value) IN ({_marks(len(params))}) AND m.status != 'archived'"
+    if scope is not None:
+        where += " AND m.scope = ?"
+        params.append(scope)
+    rows = store.conn.execute(
+        f"SELECT lower(j.value), COUNT(DISTINCT m.rowid) FROM memories m, json_each(m.tags) j WHERE {where} "
+        "GROUP BY lower(j.value)", params)
+    return {str(t): int(c) for t, c in rows}
