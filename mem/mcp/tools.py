@@ -58,8 +58,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                      include_superseded: bool = False, include_archived: bool = False,
                      channels: list[str] | None = None, why: bool = False, scope: str | None = None,
                      fusion: Literal["blend", "rrf"] | None = None) -> Hits:
-        """Hybrid search (semantic + BM25 + priors). scope '*' = all scopes; why=true explains each rank;
-        fusion 'rrf' = reciprocal rank fusion instead of the default score blend."""
+        """Hybrid search (semantic + BM25 + priors). scope '*' = all scopes; why=true explains each rank; fusion: blend|rrf."""
         if not 1 <= k <= 1000:
             raise tool_error("k must be 1-1000")
         boundary = await engine.boundary(ctx)
