@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -144,6 +145,35 @@ def test_ppr_channel_walks_the_entity_graph_past_the_hop_limit() -> None:
     assert vault not in [h["id"] for h in search("Alice Nguyen", "--channel", "entity")]
 
 
+@pytest.mark.slow  # loads the MiniLM model
+def test_maxsim_and_fisher_rescore_with_minilm_token_states() -> None:
+    env = {"MEM_EMBEDDER": "minilm"}
+    added = run_mem("add", "-", env=env, input=jsonl(
+        {"text": "We chose Redis for the cache layer"}, {"text": "Postgres 15 runs in staging"},
+        {"text": "The cache of the web tier is warmed at deploy time"}))
+    assert added.code == 0, added.stderr
+    result = run_mem("search", "which cache did we pick", "--channel", "+maxsim", "--channel", "+fisher", env=env)
+    assert result.code == 0, result.stderr
+    hits = result.records
+    assert hits[0]["text"] == "We chose Redis for the cache layer"
+    for h in hits:
+        assert -1.0 <= h["why"]["maxsim"]["score"] <= 1.0 and 0.0 < h["why"]["fisher"]["score"] <= 1.0
+    by_text = {h["text"]: h["why"]["maxsim"]["score"] for h in hits}
+    assert by_text["We chose Redis for the cache layer"] > by_text["Postgres 15 runs in staging"]
+
+
+def test_channels_module_does_not_import_search() -> None:
+    """The import cycle is gone: channels (and rescore) import query, never search."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "mem" / "stages"
+    for name in ("channels.py", "rescore.py", "query.py"):
+        tree = ast.parse((root / name).read_text())
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert "mem.stages.search" not in imported, name
+
+
 def test_token_channels_are_empty_without_token_states() -> None:
     add({"text": "We chose Redis for the cache layer"})
     # the hash embedder has no token states: MaxSim and Fisher-Rao return nothing, nothing breaks
@@ -153,7 +183,6 @@ def test_token_channels_are_empty_without_token_states() -> None:
 # -------------------------------------------------------------------------------------- MCP
 def test_mcp_search_accepts_fusion() -> None:
     import anyio
-    import pytest
 
     pytest.importorskip("mcp")
     from tests.test_mcp import stdio_client
