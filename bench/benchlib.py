@@ -154,7 +154,7 @@ def postgres_admin(url: str) -> str:
 
 
 def fresh_database(admin_url: str, name: str) -> str:
-    """Drop and create database ``name`` on the server; its URL."""
+    """Drop and create database ``name`` on the server (empty: mem creates its schema); its URL."""
     from urllib.parse import urlsplit, urlunsplit
 
     import psycopg
@@ -162,6 +162,5 @@ def fresh_database(admin_url: str, name: str) -> str:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
-        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
     parts = urlsplit(admin_url)
     return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))

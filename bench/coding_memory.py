@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ROOT, ablation_configs, latency, read_jsonl, select_configs  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import ROOT, ablation_configs, fresh_database, latency, postgres_admin, read_jsonl, select_configs  # noqa: E402  (also puts the repo on sys.path)
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
@@ -169,7 +169,7 @@ def _stale_first(ranked: list[set[str]], gold: set[str], stale: set[str]) -> boo
 class Project:
     """One database that grows session by session through the real intake path."""
 
-    def __init__(self, db: Path, embedder: str, memories: list[dict[str, Any]]) -> None:
+    def __init__(self, db: Path | str, embedder: str, memories: list[dict[str, Any]]) -> None:
         from mem.config import resolve_settings
         from mem.stages.context import Context
         from mem.store import Store
@@ -255,7 +255,8 @@ class Project:
 
 
 def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
-             configs: dict[str, dict[str, Any]], embedder: str, misses_for: str | None = "full") -> dict[str, Any]:
+             configs: dict[str, dict[str, Any]], embedder: str, misses_for: str | None = "full",
+             postgres: str | None = None) -> dict[str, Any]:
     """Grow the project database, ask every query under every configuration, return the figures.
 
     >>> report = evaluate(read_jsonl(DEFAULT_DATA), read_jsonl(DEFAULT_QUERIES), {"bm25": {"channels": ["bm25"]}}, "hash")
@@ -270,7 +271,8 @@ def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
     misses: list[dict[str, Any]] = []
     order = sorted(range(len(queries)), key=lambda i: (queries[i]["asked_at"], i))
     with tempfile.TemporaryDirectory() as tmp:
-        project = Project(Path(tmp) / "coding.db", embedder, memories)
+        db = fresh_database(postgres, "coding_bench") if postgres else Path(tmp) / "coding.db"
+        project = Project(db, embedder, memories)
         try:
             start = time.perf_counter()
             ingest_seconds = 0.0
@@ -367,7 +369,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--misses", action="store_true",
                         help="list the misses of the full config (else the first one) and the intake events")
+    parser.add_argument("--postgres", default=None, metavar="ADMIN_URL",
+                        help="run on PostgreSQL (a fresh database on that server; 'embedded' starts one)")
     args = parser.parse_args()
+    admin = postgres_admin(args.postgres) if args.postgres else None
     if args.data or args.queries:
         pairs = {"custom": (args.data or DEFAULT_DATA, args.queries or DEFAULT_QUERIES)}
     else:
@@ -381,7 +386,7 @@ def main() -> None:
         datasets[name] = (memories, queries)
     configs = select_configs(ablation_configs(), args.configs)
     misses_for = "full" if "full" in configs else next(iter(configs))
-    reports = {name: evaluate(memories, queries, configs, args.embedder, misses_for=misses_for)
+    reports = {name: evaluate(memories, queries, configs, args.embedder, misses_for=misses_for, postgres=admin)
                for name, (memories, queries) in datasets.items()}
     if args.json:  # one set: its report, as before; both: {"a": report, "b": report}
         print(json.dumps(next(iter(reports.values())) if len(reports) == 1 else reports))
