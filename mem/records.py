@@ -39,6 +39,7 @@ class Memory:
     status: str = "active"
     superseded_by: str | None = None
     content_hash: str = ""
+    structure: str = "narrative"  # timeline | ledger | taxonomy | narrative (mem.enrich.structure), set at intake
 
     def to_record(self) -> dict[str, Any]:
         return {"record": "memory", **asdict(self)}

@@ -96,6 +96,8 @@ def search(
     include_archived: Annotated[bool, typer.Option("--include-archived", help="Also search archived memories")] = False,
     channel: Annotated[Optional[list[str]], typer.Option("--channel", help="Use only these channels (repeatable); +NAME or --channel=-NAME adds to or drops from the defaults")] = None,
     fusion: Annotated[Optional[str], typer.Option("--fusion", help="How channels combine: blend (default) | rrf")] = None,
+    organize: Annotated[bool, typer.Option("--organize", help="Group hits by structure: timeline (by event date), "
+                                           "ledger (a table of values), taxonomy, narrative")] = False,
     db: DbOption = None, scope: ScopeOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -110,11 +112,25 @@ def search(
                 until=time_option(until, "until"), include_superseded=include_superseded,
                 include_archived=include_archived, channels=split_csv(channel) or None, scope=scope,
                 fusion=search_stage.check_fusion(fusion))
+    if organize and query == "-":
+        raise BadInput("--organize groups the hits of one query; it does not take '-'")
     with open_context(db, scope=scope, embedder=embedder, now=now) as ctx:
         if query == "-":
             queries = list(_read_queries(base))
             hits = search_stage.run_many(ctx, queries)
             emit(hits, table=use_table(fmt, json), ctx=ctx)
+        elif organize:
+            from mem.stages.organize import organize as organized, table_groups
+
+            records = organized(search_stage.run(ctx, search_stage.Query(text=query, **base)))
+            if not use_table(fmt, json):
+                emit(records, table=False)
+            for structure, rows, columns in table_groups(records) if use_table(fmt, json) else ():
+                from rich.console import Console
+                from rich.text import Text
+
+                Console().print(Text(f"{structure} ({len({r['id'] for r in rows})})", style="bold"))
+                emit(rows, table=True, columns=columns, ctx=ctx)
         else:
             emit(search_stage.run(ctx, search_stage.Query(text=query, **base)), table=use_table(fmt, json), ctx=ctx)
 

@@ -36,7 +36,7 @@ _EXPORTED = ("access_count", "importance", "surprise", "status", "verification",
 # Keys of records that other stages print (a hit, an outcome): never worth keeping in meta.
 _PIPELINE_KEYS = {"record", "id", "status", "score", "rank", "why", "line", "reason", "query_line", "links",
                   "content_hash", "updated_at", "access_count", "last_accessed_at", "importance",
-                  "surprise", "verification", "superseded_by", "source_hash"}
+                  "surprise", "verification", "superseded_by", "source_hash", "structure"}
 
 
 @dataclass
@@ -148,6 +148,7 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
 
 def _enrich(draft: Draft, ctx: "Context") -> None:
     from mem.enrich.dates import event_at, format_datetime, parse_datetime
+    from mem.enrich.structure import structure_of
 
     memory = draft.memory
     if not draft.explicit_kind:
@@ -160,6 +161,7 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
     if memory.source and not memory.source_hash:
         memory.source_hash = file_sha256(memory.source)
     memory.content_hash = content_hash(memory.text)
+    memory.structure = structure_of(memory.text, dated=memory.event_at is not None)
 
 
 def file_sha256(path: str) -> str | None:

@@ -40,6 +40,7 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     a secret scan of every field set, the merged meta included; a new text is re-embedded."""
     from mem import gate
     from mem.enrich.classify import layer_for
+    from mem.enrich.structure import structure_of
 
     memory_id = ctx.store.resolve_id(prefix)
     current = ctx.store.get(memory_id)
@@ -60,6 +61,7 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     vector = None
     if "text" in changes:
         changes["content_hash"] = content_hash(changes["text"])
+        changes["structure"] = structure_of(changes["text"], dated=current.event_at is not None)
         vector = ctx.embedder.embed([changes["text"]])[0]
     if "layer" not in changes and "kind" in changes and changes["kind"] != current.kind:
         changes["layer"] = layer_for(changes["kind"], new_tags, pinned=current.pinned if pinned is None else pinned)

@@ -32,7 +32,7 @@ _COLUMNS = ", ".join(f"m.{name}" for name in MEMORY_FIELDS)
 # Columns a caller may change with Store.update; everything else is derived or immutable.
 UPDATABLE = frozenset(
     {"text", "kind", "tags", "meta", "layer", "pinned", "confidence", "verification", "importance", "surprise",
-     "status", "superseded_by", "event_at", "valid_until", "content_hash", "source_hash", "updated_at"}
+     "status", "superseded_by", "event_at", "valid_until", "content_hash", "source_hash", "updated_at", "structure"}
 )
 
 

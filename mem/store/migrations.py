@@ -286,6 +286,12 @@ def m007_scopes(conn: Connection) -> None:
     )
 
 
+def m008_structure(conn: Connection) -> None:
+    """Each memory's structure type (timeline, ledger, taxonomy, narrative; ``mem.enrich.structure``),
+    set at intake and read by ``mem search --organize``. Memories stored before read as narrative."""
+    run_script(conn, "ALTER TABLE memories ADD COLUMN structure TEXT NOT NULL DEFAULT 'narrative';")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
-                                                  m005_fts_epoch, m006_id_handles, m007_scopes]
+                                                  m005_fts_epoch, m006_id_handles, m007_scopes, m008_structure]
 LATEST = len(MIGRATIONS)

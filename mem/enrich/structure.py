@@ -1,0 +1,83 @@
+"""Structure type of a memory (the seed's four): what shape of knowledge it holds, so search can lay
+hits out by it (``mem search --organize``).
+
+* ``ledger``: values of settings or things: numbers with a unit, ``key = value``, ports, versions,
+  prices, limits ("The payments timeout is 45 seconds", "MAX_RETRIES = 5");
+* ``timeline``: something that happened at a time: a date or time it names, or an event date
+  intake parsed ("On 3 May we rolled back the release");
+* ``taxonomy``: what something is or consists of: kinds, parts, members ("Harborline has three
+  services: ingest, gateway and web", "Redis is a key-value store");
+* ``narrative``: everything else: reasons, stories, procedures told in prose.
+
+The order above is the precedence: a dated value change is a ledger entry first (the table of
+values is what a question about a setting wants). Stdlib only and pure.
+
+>>> structure_of("The payments timeout was raised from 30 to 45 seconds.")
+'ledger'
+>>> structure_of("On 3 May we rolled back the release after the checkout outage.")
+'timeline'
+>>> structure_of("The monorepo consists of api/, worker/ and web/.")
+'taxonomy'
+>>> structure_of("We chose EMQX because it clusters and Mosquitto would need a bridge.")
+'narrative'
+"""
+
+from __future__ import annotations
+
+import re
+
+STRUCTURES = ("timeline", "ledger", "taxonomy", "narrative")
+
+_UNIT = (r"ms|milliseconds?|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
+         r"kb|mb|gb|tb|k|%|percent|requests?|rps|qps|req/s|connections|workers|replicas|retries|attempts|"
+         r"cores?|vcpus?|nodes|brokers|items|rows|pings|chars|characters|lines|px|m|km|km/h|usd|eur|gbp")
+_LEDGER = re.compile(
+    rf"\b\d+(?:[.,]\d+)?\s*(?:{_UNIT})\b(?!-)"          # 45 seconds, 12 MB, 600 requests
+    r"|[$€£]\s?\d"                                       # prices
+    r"|\b[A-Za-z_][\w.-]*\s*(?:=|:=)\s*\S"               # KEY = value
+    r"|\bport\s*(?:is\s+|:|=)?\s*\d{2,5}\b|\b(?:localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b"  # port 8080, localhost:5173
+    r"|\bv?\d+\.\d+(?:\.\d+)?\b",                        # versions 3.11, v2.4.1
+    re.IGNORECASE)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
+_TIMELINE = re.compile(
+    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+{_MONTH}\b|{_MONTH}\s+\d{{1,2}}\b|(?:on|last|this|next)\s+"
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|night)|yesterday|today|tonight|"
+    rf"this morning|at \d{{1,2}}:\d{{2}}|in (?:19|20)\d{{2}}|(?:in|of|until|since|by|early|late|mid)[- ]{_MONTH})\b",
+    re.IGNORECASE)
+_TAXONOMY = re.compile(
+    r"\b(?:consists? of|is made (?:up )?of|comprises?|is composed of|is divided into|are (?:split|grouped) into|"
+    r"(?:kinds?|types?|sorts?|categories|classes|families) of|is an? (?:kind|type|sort|form|subclass|member) of|"
+    r"belongs? to|falls? under|includes? (?:the )?(?:following|three|four|five|two))\b"
+    r"|\b(?:has|have|contains?) (?:two|three|four|five|six|\d+) (?:\w+ ){0,2}(?:services|parts|modules|components|"
+    r"packages|layers|tiers|teams|kinds|types):"
+    r"|^[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$",
+    re.IGNORECASE)
+
+
+def structure_of(text: str, *, dated: bool = False) -> str:
+    """The structure type of ``text``; ``dated``: intake parsed an event date from it."""
+    sample = text[:2000]
+    if _LEDGER.search(sample):
+        return "ledger"
+    if dated or _TIMELINE.search(sample):
+        return "timeline"
+    if _TAXONOMY.search(sample.strip().rstrip(".")):
+        return "taxonomy"
+    return "narrative"
+
+
+_QUANTITY = re.compile(rf"((?:[\w.-]+\s+){{0,3}}?)(?:is|are|=|of|to|at)?\s*(\d+(?:[.,]\d+)?\s*(?:{_UNIT}))\b", re.IGNORECASE)
+_FILLER = frozenset({"the", "a", "an", "is", "are", "was", "were", "to", "at", "of", "from", "now", "set", "by"})
+
+
+def quantities(text: str) -> list[tuple[str, str]]:
+    """``(what, value)`` for each number with a unit, ``what`` being the words just before it.
+
+    >>> quantities("Loki keeps logs for 30 days")
+    [('keeps logs for', '30 days')]
+    """
+    out = []
+    for match in _QUANTITY.finditer(text[:2000]):
+        words = [w for w in match.group(1).lower().split() if w not in _FILLER]
+        out.append((" ".join(words), " ".join(match.group(2).split())))
+    return out
