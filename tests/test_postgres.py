@@ -101,13 +101,15 @@ def _mem(*args: str, db: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "mem", *args], capture_output=True, text=True, env=env, timeout=120)
 
 
-def test_unreachable_server_and_unknown_role_exit_5_with_what_to_do(pg_server: str) -> None:
+def test_unreachable_server_unknown_role_and_missing_database_exit_5_with_what_to_do(pg_server: str) -> None:
     down = _mem("stats", db="postgresql://mem@127.0.0.1:1/mem?connect_timeout=3")
     assert down.returncode == 5 and "check that the server is running" in down.stderr, down.stderr
     ghost = re.sub(r"//[^@/]*@", "//ghost@", pg_server)
     refused = _mem("stats", db=ghost)
     assert refused.returncode == 5 and "check the user and password" in refused.stderr, refused.stderr
-    assert "Traceback" not in down.stderr + refused.stderr
+    missing = _mem("stats", db=re.sub(r"/postgres\?", "/no_such_db?", pg_server))
+    assert missing.returncode == 5 and "create it first" in missing.stderr, missing.stderr
+    assert "Traceback" not in down.stderr + refused.stderr + missing.stderr
 
 
 def test_missing_extension_privilege_is_named(pg_server: str, pg_empty_url: str) -> None:
