@@ -33,6 +33,13 @@ class MemError(Exception):
         return {"error": {"code": self.code, "message": self.message, **self.fields}}
 
 
+class Usage(MemError):
+    """The command line itself is wrong: an unknown option, a missing argument (Click's exit 2)."""
+
+    exit = Exit.USAGE
+    code = "usage"
+
+
 class NotFound(MemError):
     exit = Exit.NOT_FOUND
     code = "not_found"
@@ -56,6 +63,11 @@ class StoreError(MemError):
 class EmbedderError(MemError):
     exit = Exit.EMBEDDER
     code = "embedder"
+
+
+class Interrupted(MemError):
+    exit = Exit.INTERRUPTED
+    code = "interrupted"
 
 
 class CheckFailed(MemError):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mem.errors import BadInput
-from mem.records import KINDS, STATUSES, VERIFICATIONS
+from mem.records import STATUSES, VERIFICATIONS
 from mem.text import clean
 
 MIN_CHARS = 3
@@ -77,9 +77,9 @@ def _scope(value: Any, name: str, line: int | None) -> str:
 
 
 def _kind(value: Any, name: str, line: int | None) -> str:
-    if value not in KINDS:
-        raise _fail(line, f"unknown kind {value!r}; one of {', '.join(KINDS)}")
-    return value
+    from mem import vocab  # the one list of kinds, and the one message for an unknown one
+
+    return vocab.check("kind", value, **({"where": f"line {line}: ", "line": line} if line is not None else {}))
 
 
 def _tags(value: Any, name: str, line: int | None) -> list[str]:

@@ -5,9 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-KINDS = ("fact", "decision", "correction", "preference", "procedure", "episode", "identity", "commitment", "note")
-STATUSES = ("active", "cold", "archived")
-VERIFICATIONS = ("unverified", "verified", "stale", "missing", "contradicted")
+from mem.vocab import KINDS, STATUSES, VERIFICATIONS  # noqa: F401  (re-exported: records' vocabularies)
 
 
 @dataclass

@@ -28,7 +28,10 @@ def build_app() -> "typer.Typer":
 
     from mem.cli import core, serve
 
+    from mem.cli.group import MemGroup
+
     app = typer.Typer(
+        cls=MemGroup,
         name="mem",
         help="Persistent memory for AI coding assistants: JSON Lines stages over one SQLite file.",
         no_args_is_help=True,
@@ -58,6 +61,9 @@ def build_app() -> "typer.Typer":
     scope.register(app)
     from mem.cli import sync  # mem sync OTHER (issue 17)
     sync.register(app)
+    from mem.cli.group import keep_example_lines
+
+    keep_example_lines(app)
     return app
 
 

@@ -97,14 +97,17 @@ def _silence_stdout() -> None:
 
 @contextmanager
 def open_context(db: str | Path | None, *, scope: str | None = None, embedder: str | None = None,
-                 now: str | None = None) -> Iterator[Any]:
-    """Settings resolved once, the store opened, both closed on the way out."""
+                 now: str | None = None, create: bool = False) -> Iterator[Any]:
+    """Settings resolved once, the store opened, both closed on the way out.
+
+    Only commands that store memories (``create``) make a new database: anything else on a missing
+    file is an error (exit 5), so a typo in ``--db`` never reads as "no results"."""
     from mem.config import resolve_settings
     from mem.stages.context import Context
     from mem.store import Store
 
     settings = resolve_settings(db=db, scope=scope, embedder=embedder, now=now)
-    with Store.open(settings.db_path) as store:
+    with Store.open(settings.db_path, create=create) as store:
         context = Context(store=store, settings=settings)
         if settings.repo is not None:
             _adopt_scope(context)
@@ -131,9 +134,9 @@ def use_table(fmt: str | None, json_flag: bool) -> bool:
         return False
     if fmt is None:
         return sys.stdout.isatty()
-    if fmt not in ("table", "jsonl"):
-        raise BadInput(f"unknown format {fmt!r}: table or jsonl")
-    return fmt == "table"
+    from mem import vocab
+
+    return vocab.check("format", fmt) == "table"
 
 
 def emit(records: Iterable[Any], *, table: bool, columns: tuple[str, ...] = (), ctx: Any = None) -> int:
@@ -168,6 +171,31 @@ def _table_context(ctx: Any) -> dict[str, Any]:
     return {"handles": ctx.store.handles, "now": ctx.settings.now()}
 
 
+def collect_batch(outcomes: Iterable[Any], advance: Callable[[int], Any] | None = None) -> tuple[list[Any], bool]:
+    """Every outcome a batch yields, and whether Ctrl-C stopped it. Intake yields a chunk's outcomes
+    only once the chunk is committed, so what comes back is exactly what is stored."""
+    done: list[Any] = []
+    try:
+        for outcome in outcomes:
+            done.append(outcome)
+            if advance is not None:
+                advance(1)
+    except KeyboardInterrupt:
+        return done, True
+    return done, False
+
+
+def interrupted(done: list[Any], total: int, rerun: str) -> MemError:
+    """The one line a batch stopped by Ctrl-C ends with: where it stopped and how to go on."""
+    from mem.errors import Interrupted
+
+    last = next((o.line for o in reversed(done) if getattr(o, "line", None) is not None), None)
+    where = f" (input line {last})" if last is not None else ""
+    return Interrupted(f"interrupted: {len(done)} of {total} records committed{where}, the rest not stored; "
+                       f"{rerun} again to finish (what is stored comes back as 'duplicate')",
+                       committed=len(done), total=total, last_line=last)
+
+
 def input_stream(path: str) -> BinaryIO:
     """``-`` is stdin (only when asked: never read stdin implicitly); anything else a file."""
     if path == "-":
@@ -182,11 +210,13 @@ def input_stream(path: str) -> BinaryIO:
         raise BadInput(f"cannot read {path}: {exc.strerror}", path=path) from None
 
 
-def time_option(value: str | None, name: str) -> str | None:
-    """A --since/--until value (ISO-8601) as the stored UTC form; BadInput names the flag."""
+def time_option(value: str | None, name: str, ctx: Any = None) -> str | None:
+    """A --since/--until value (ISO-8601, 7d, yesterday, last week) as the stored UTC form, read against
+    ``ctx``'s clock (``--now``); BadInput names the flag."""
     from mem.stages.add import parse_time_option
 
-    return parse_time_option(value, f"--{name}")
+    now = ctx.settings.now() if ctx is not None else None
+    return parse_time_option(value, f"--{name}", now, upper=name == "until")
 
 
 def split_csv(values: list[str] | None) -> list[str]:

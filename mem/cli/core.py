@@ -10,16 +10,16 @@ from typing import Annotated, Any, Optional
 import typer
 
 from mem.cli.common import (
-    DbOption, EmbedderOption, FormatOption, JsonOption, NowOption, QuietOption, ScopeOption, emit, emit_one, input_stream,
-    open_context, reports_errors, split_csv, time_option, use_table,
+    DbOption, EmbedderOption, FormatOption, JsonOption, NowOption, QuietOption, ScopeOption, collect_batch, emit,
+    emit_one, input_stream, interrupted, open_context, reports_errors, split_csv, time_option, use_table,
 )
 from mem.cli.complete import complete_embedders, complete_ids, complete_kinds, complete_statuses, complete_tags
 from mem.errors import BadInput, Exit
 
 KindOption = Annotated[Optional[list[str]], typer.Option("--kind", help="Only these kinds (repeat or comma-separate)", autocompletion=complete_kinds)]
 TagOption = Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Only memories with this tag (repeatable)", autocompletion=complete_tags)]
-SinceOption = Annotated[Optional[str], typer.Option("--since", help="Only memories from this time on (ISO-8601)")]
-UntilOption = Annotated[Optional[str], typer.Option("--until", help="Only memories before this time (ISO-8601)")]
+SinceOption = Annotated[Optional[str], typer.Option("--since", help="Only memories from this time on, by when it happened (event_at) if known, else when stored (created_at): ISO-8601, 7d, 36h, yesterday, 'last week'")]
+UntilOption = Annotated[Optional[str], typer.Option("--until", help="Only memories before this time (event_at if known, else created_at); a phrase counts to its end: --until yesterday includes yesterday")]
 
 
 def _json_object(value: str | None, flag: str) -> dict[str, Any] | None:
@@ -40,7 +40,7 @@ def _json_object(value: str | None, flag: str) -> dict[str, Any] | None:
 def add(
     inputs: Annotated[list[str], typer.Argument(help="Text to remember; or '-' / a FILE of JSON Lines records", show_default=False)],
     kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="fact|decision|correction|preference|procedure|episode|identity|commitment|note [default: guessed]", autocompletion=complete_kinds)] = None,
-    tag: TagOption = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Add this tag (repeatable, or comma-separated)", autocompletion=complete_tags)] = None,
     source: Annotated[Optional[str], typer.Option("--source", help="File or URL the memory came from")] = None,
     source_line: Annotated[Optional[int], typer.Option("--source-line", min=1, help="Line in --source")] = None,
     author: Annotated[Optional[str], typer.Option("--author", help="Who said it")] = None,
@@ -78,11 +78,13 @@ def add(
         records = [(None, {"text": " ".join(inputs)})]
     options = add_stage.AddOptions(redact=redact, keep_near=keep_near, defaults=defaults, extract=extract)
     table = use_table(fmt, json)
-    with open_context(db, scope=scope if scope != "*" else None, embedder=embedder, now=now) as ctx:
-        outcomes = list(add_stage.run(ctx, records, options))
+    with open_context(db, scope=scope if scope != "*" else None, embedder=embedder, now=now, create=True) as ctx:
+        outcomes, stopped = collect_batch(add_stage.run(ctx, records, options))
         rejected = not from_file and outcomes and outcomes[0].status == "rejected"
         if not (rejected and table):  # a person gets just the error; a pipeline still gets its record
             emit(outcomes, table=table, ctx=ctx)
+    if stopped:
+        raise interrupted(outcomes, len(records), "run the same 'mem add'")
     if rejected:
         raise BadInput(f"not stored: {outcomes[0].reason}")
 
@@ -108,15 +110,15 @@ def search(
     """
     from mem.stages import search as search_stage
 
-    base = dict(k=k, kinds=split_csv(kind), tags=split_csv(tag), since=time_option(since, "since"),
-                until=time_option(until, "until"), include_superseded=include_superseded,
-                include_archived=include_archived, channels=split_csv(channel) or None, scope=scope,
-                fusion=search_stage.check_fusion(fusion))
     if organize and query == "-":
         raise BadInput("--organize groups the hits of one query; it does not take '-'")
     with open_context(db, scope=scope, embedder=embedder, now=now) as ctx:
+        base = dict(k=k, kinds=split_csv(kind), tags=split_csv(tag), since=time_option(since, "since", ctx),
+                    until=time_option(until, "until", ctx), include_superseded=include_superseded,
+                    include_archived=include_archived, channels=split_csv(channel) or None, scope=scope,
+                    fusion=search_stage.check_fusion(fusion))
         if query == "-":
-            queries = list(_read_queries(base))
+            queries = list(_read_queries(base, ctx))
             hits = search_stage.run_many(ctx, queries)
             emit(hits, table=use_table(fmt, json), ctx=ctx)
         elif organize:
@@ -132,13 +134,25 @@ def search(
                 Console().print(Text(f"{structure} ({len({r['id'] for r in rows})})", style="bold"))
                 emit(rows, table=True, columns=columns, ctx=ctx)
         else:
-            emit(search_stage.run(ctx, search_stage.Query(text=query, **base)), table=use_table(fmt, json), ctx=ctx)
+            request = search_stage.Query(text=query, **base)
+            hits = search_stage.run(ctx, request)
+            emit(hits, table=use_table(fmt, json), ctx=ctx)
+            if not hits:
+                _hint_other_scopes(ctx, request)
 
 
-def _read_queries(base: dict[str, Any]) -> Any:
+def _hint_other_scopes(ctx: Any, request: Any) -> None:
+    from mem.stages.hints import elsewhere_message, hits_elsewhere
+
+    counts = hits_elsewhere(ctx, request)
+    if counts:
+        sys.stderr.write(f"mem: {elsewhere_message(ctx.scope_filter(request.scope), counts)}\n")
+
+
+def _read_queries(base: dict[str, Any], ctx: Any) -> Any:
     """Validate every query line first (a bad line stops the run before any search)."""
     from mem.jsonl import read_records
-    from mem.stages.search import Query, check_fusion
+    from mem.stages.search import Query, check_fusion, check_query
 
     queries = []
     for line, record in read_records(sys.stdin.buffer, source="<stdin>"):
@@ -158,7 +172,7 @@ def _read_queries(base: dict[str, Any]) -> Any:
                 fields[key] = record[key]
         for key in ("since", "until"):
             if key in record:
-                fields[key] = time_option(record[key], key)
+                fields[key] = time_option(record[key], key, ctx)
         for key in ("scope",):
             if key in record:
                 fields[key] = record[key]
@@ -170,17 +184,17 @@ def _read_queries(base: dict[str, Any]) -> Any:
         for key in ("include_superseded", "include_archived"):
             if key in record:
                 fields[key] = bool(record[key])
-        queries.append((line, Query(text=text, **fields)))
+        queries.append((line, check_query(Query(text=text, **fields), where=f"line {line}: ")))
     return queries
 
 
 @reports_errors
 def get(
-    ids: Annotated[list[str], typer.Argument(help="Memory ids or unique prefixes (4+ characters)", autocompletion=complete_ids)],
+    ids: Annotated[list[str], typer.Argument(help="Handles (as tables show them) or ids, or unique id prefixes (4+ characters)", autocompletion=complete_ids)],
     explain: Annotated[bool, typer.Option("--explain", help="Add an 'explain' object: importance, activation, lifecycle")] = False,
     db: DbOption = None, now: NowOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Show memories by id (any unique prefix of 4+ characters)."""
+    """Show memories by handle or id (any unique id prefix of 4+ characters works too)."""
     from mem.stages import memories
 
     with open_context(db, now=now) as ctx:
@@ -189,7 +203,11 @@ def get(
             from mem.stages.lifecycle import explain as explain_memory
 
             found = [{**m.to_record(), "explain": explain_memory(ctx, m)} for m in found]
-        emit(found, table=use_table(fmt, json), ctx=ctx)
+        table = use_table(fmt, json)
+        if not table:
+            emit(found, table=False)
+        for record in found if table else ():  # a person gets every field, the explanation included
+            emit_one(record.to_record() if hasattr(record, "to_record") else record, table=True, ctx=ctx)
 
 
 @reports_errors
@@ -197,22 +215,21 @@ def list_(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many")] = 50,
     kind: KindOption = None, tag: TagOption = None, since: SinceOption = None, until: UntilOption = None,
     status: Annotated[Optional[str], typer.Option("--status", help="active | cold | archived | all [default: active and cold]", autocompletion=complete_statuses)] = None,
-    db: DbOption = None, scope: ScopeOption = None, json: JsonOption = False, fmt: FormatOption = None,
+    db: DbOption = None, scope: ScopeOption = None, now: NowOption = None, json: JsonOption = False,
+    fmt: FormatOption = None,
 ) -> None:
     """List memories, newest first."""
     from mem.stages import memories
 
-    if status not in (None, "active", "cold", "archived", "all"):
-        raise BadInput(f"unknown status {status!r}: active, cold, archived or all")
-    with open_context(db, scope=scope) as ctx:
+    with open_context(db, scope=scope, now=now) as ctx:
         emit(memories.list_memories(ctx, scope=scope, kinds=split_csv(kind), tags=split_csv(tag),
-                                    since=time_option(since, "since"), until=time_option(until, "until"),
+                                    since=time_option(since, "since", ctx), until=time_option(until, "until", ctx),
                                     status=status, limit=limit), table=use_table(fmt, json), ctx=ctx)
 
 
 @reports_errors
 def update(
-    memory_id: Annotated[str, typer.Argument(metavar="ID", help="Memory id or unique prefix", autocompletion=complete_ids)],
+    memory_id: Annotated[str, typer.Argument(metavar="ID", help="Handle or id (or a unique id prefix)", autocompletion=complete_ids)],
     text: Annotated[Optional[str], typer.Option("--text", help="New text (re-embedded)")] = None,
     kind: Annotated[Optional[str], typer.Option("--kind", "-k", help="New kind", autocompletion=complete_kinds)] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", "-t", help="Add a tag (repeatable)", autocompletion=complete_tags)] = None,
@@ -236,7 +253,7 @@ def update(
 
 @reports_errors
 def forget(
-    ids: Annotated[list[str], typer.Argument(help="Memory ids or unique prefixes", autocompletion=complete_ids)],
+    ids: Annotated[list[str], typer.Argument(help="Handles or ids (or unique id prefixes)", autocompletion=complete_ids)],
     purge: Annotated[bool, typer.Option("--purge", help="Delete for good instead of archiving")] = False,
     db: DbOption = None, now: NowOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -258,7 +275,7 @@ def stats(db: DbOption = None, json: JsonOption = False, fmt: FormatOption = Non
 @reports_errors
 def export(
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file (atomically) instead of stdout")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="Only memories changed since (ISO-8601)")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="Only memories changed (updated_at) since: ISO-8601, 7d, yesterday, 'last week'")] = None,
     active_only: Annotated[bool, typer.Option("--active-only", help="Leave archived memories out")] = False,
     db: DbOption = None, scope: ScopeOption = None,
 ) -> None:
@@ -267,7 +284,7 @@ def export(
     from mem.stages import io
 
     with open_context(db, scope=scope or "*") as ctx:
-        records = io.export(ctx, scope=scope or "*", since=time_option(since, "since"), include_archived=not active_only)
+        records = io.export(ctx, scope=scope or "*", since=time_option(since, "since", ctx), include_archived=not active_only)
         if output is None:
             write_records(records, sys.stdout.buffer)
             return
@@ -307,12 +324,11 @@ def import_(
         records = list(read_records(stream, source=file if file != "-" else "<stdin>"))
     from mem.cli.progress import progress
 
-    with open_context(db, embedder=embedder, now=now) as ctx, progress("import", len(records), quiet=quiet) as advance:
-        outcomes = []
-        for outcome in io.import_records(ctx, records, redact=redact):
-            outcomes.append(outcome)
-            advance(1)
+    with open_context(db, embedder=embedder, now=now, create=True) as ctx, progress("import", len(records), quiet=quiet) as advance:
+        outcomes, stopped = collect_batch(io.import_records(ctx, records, redact=redact), advance)
         emit(outcomes, table=use_table(fmt, json), ctx=ctx)
+    if stopped:
+        raise interrupted(outcomes, len(records), f"run 'mem import {file}'")
     if not quiet:
         from collections import Counter
 

@@ -24,7 +24,7 @@ graph_app = typer.Typer(
 
 LayerOption = Annotated[Optional[list[str]], typer.Option(
     "--layer", "-l", help="Only these layers: semantic, temporal, causal, entity, manual, lifecycle (repeatable)")]
-IdArg = Annotated[str, typer.Argument(metavar="ID", help="Memory id or unique prefix (4+ characters)")]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Handle or id (or a unique id prefix, 4+ characters)")]
 
 _NODE_COLUMNS = ("depth", "id", "text", "via", "from")
 
@@ -59,7 +59,7 @@ def neighbors(
 ) -> None:
     """Memories linked to one memory (every layer, or --layer), nearest and strongest first.
 
-    mem graph neighbors 0190ab12 --depth 2 --layer causal
+    mem graph neighbors 3f9a --depth 2 --layer causal
     """
     from mem.stages import graph
 
@@ -116,8 +116,8 @@ def entity_(
 @reports_errors
 def timeline(
     entity: Annotated[Optional[str], typer.Option("--entity", "-e", help="Only memories mentioning this entity")] = None,
-    since: Annotated[Optional[str], typer.Option("--since", help="From this time on (ISO-8601)")] = None,
-    until: Annotated[Optional[str], typer.Option("--until", help="Before this time (ISO-8601)")] = None,
+    since: Annotated[Optional[str], typer.Option("--since", help="From this time on (event_at, else created_at): ISO-8601, 7d, yesterday, 'last week'")] = None,
+    until: Annotated[Optional[str], typer.Option("--until", help="Before this time (event_at, else created_at); a phrase counts to its end")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many")] = 500,
     db: DbOption = None, scope: ScopeOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -125,8 +125,8 @@ def timeline(
     from mem.stages import graph
 
     with open_context(db, scope=scope) as ctx:
-        rows = list(graph.timeline(ctx, entity_name=entity, since=time_option(since, "since"),
-                                   until=time_option(until, "until"), scope=scope, limit=limit))
+        rows = list(graph.timeline(ctx, entity_name=entity, since=time_option(since, "since", ctx),
+                                   until=time_option(until, "until", ctx), scope=scope, limit=limit))
         _show(rows, fmt, json, ("at", "id", "kind", "text"), ctx)
 
 

@@ -64,7 +64,7 @@ def run(
 
     outcomes = []
     bar = _Bar(quiet)
-    with open_context(db, now=now) as ctx, bar:
+    with open_context(db, now=now, create=True) as ctx, bar:
         for outcome in githook.run(ctx, repo, since=since, head_only=head, all_commits=all_commits,
                                    on_total=bar.start, advance=bar.advance):
             outcomes.append(outcome)

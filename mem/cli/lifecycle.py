@@ -112,7 +112,7 @@ def _piped_ids(source: str | None) -> list[str] | None:
 
 @reports_errors
 def archive(
-    ids: Annotated[Optional[list[str]], typer.Argument(help="Memory ids or prefixes; '-' reads JSON Lines records with an 'id' from stdin [default: apply the archive rules now]", show_default=False)] = None,
+    ids: Annotated[Optional[list[str]], typer.Argument(help="Handles or ids; '-' reads JSON Lines records with an 'id' from stdin [default: apply the archive rules now]", show_default=False)] = None,
     restore: Annotated[bool, typer.Option("--restore", help="Bring these memories back to active")] = False,
     list_: Annotated[bool, typer.Option("--list", help="List archived memories")] = False,
     limit: Annotated[Optional[int], typer.Option("--limit", "-n", min=1, help="With --list: how many; by policy: at most this many changes")] = None,
@@ -123,9 +123,9 @@ def archive(
     """Move memories out of search (intact: vectors, edges, history) and back with --restore.
 
     mem archive                                 # apply the lifecycle rules now
-    mem archive 0192ab34                        # these memories
+    mem archive 3f9a 7c21                       # these memories (handles)
     mem search "old deploy notes" --json | mem archive -
-    mem archive --restore 0192ab34
+    mem archive --restore 3f9a
     mem archive --list
     """
     from mem.stages import archive as stage

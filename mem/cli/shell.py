@@ -69,6 +69,7 @@ def _description(text: str) -> str:
     """The help text as roff; paragraphs of example command lines keep their line breaks."""
     out = []
     for paragraph in text.split("\n\n"):
+        paragraph = paragraph.removeprefix("\b\n")  # Click's keep-lines marker (``keep_example_lines``)
         lines = paragraph.split("\n")
         if lines and all(line.startswith(f"{PROG} ") for line in lines):
             out.append(".nf\n" + _roff(paragraph) + "\n.fi")

@@ -57,17 +57,17 @@ def relative(value: Any, now: datetime) -> str:
     ahead, seconds = seconds < 0, abs(seconds)
     if seconds < 60:
         return "just now"
-    for size, unit in ((31_536_000, "year"), (2_592_000, "month"), (604_800, "week"), (86_400, "day"),
-                       (3_600, "hour"), (60, "min")):
-        if seconds >= size:
-            if unit == "year":
-                return at.date().isoformat()
+    day = 86_400
+    # Each unit until the next reads better: 11 days, not "1 week"; 6 weeks, not "1 month".
+    for limit, size, unit in ((3_600, 60, "min"), (day, 3_600, "hour"), (14 * day, day, "day"),
+                              (60 * day, 7 * day, "week"), (365 * day, 30 * day, "month")):
+        if seconds < limit:
             count = int(seconds // size)
             if unit == "day" and count == 1:
                 return "tomorrow" if ahead else "yesterday"
             label = f"{count} {unit}{'s' if count != 1 and unit != 'min' else ''}"
             return f"in {label}" if ahead else f"{label} ago"
-    return "just now"
+    return at.date().isoformat()
 
 
 def compact_why(why: Any) -> str:
@@ -167,6 +167,7 @@ def render_report(record: Mapping[str, Any], *, handles: Callable[[list[str]], M
                   now: datetime | None = None) -> None:
     """One summary record (stats, an entity, one memory) as tables: its scalars as 'field | value' rows,
     each breakdown (a dict of counts) as its own two-column table, each list of records as a table."""
+    from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -178,9 +179,13 @@ def render_report(record: Mapping[str, Any], *, handles: Callable[[list[str]], M
     scalars.add_column("value", overflow="fold")
     later: list[tuple[str, Any]] = []
     for key, value in record.items():
-        if key == "record":
+        if key == "record" or value is None or value == "" and record.get("record") == "memory":
             continue
-        if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+        if isinstance(value, dict) and any(isinstance(v, dict) for v in value.values()):
+            value = _flatten(value)  # an explanation: 'importance.recency', 'lifecycle.policy.floor', ...
+        if key == "id" and isinstance(value, str) and cell.handles.get(value, value) != value:
+            scalars.add_row(key, Text(f"{cell.handles[value]}  ({value})"))
+        elif isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
             later.append((key, value))
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             later.append((key, value))
@@ -189,10 +194,10 @@ def render_report(record: Mapping[str, Any], *, handles: Callable[[list[str]], M
     console.print(scalars)
     counts = [(k, v) for k, v in later if isinstance(v, dict)]
     if counts:  # every breakdown in one table, its label on the group's first row
-        table = Table(header_style="bold")
-        table.add_column("breakdown", no_wrap=True)
-        table.add_column("value", overflow="fold")
-        table.add_column("count", justify="right", no_wrap=True)
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, header_style="bold", pad_edge=False)
+        table.add_column("of", no_wrap=True)
+        table.add_column("key", overflow="fold")
+        table.add_column("value", justify="right", no_wrap=True)
         for key, breakdown in counts:
             for i, (name, count) in enumerate(breakdown.items()):
                 table.add_row(key.replace("_", " ") if i == 0 else "", Text(shown(name)), Text(_plain(count)))
@@ -203,9 +208,21 @@ def render_report(record: Mapping[str, Any], *, handles: Callable[[list[str]], M
             render(value, handles=handles, now=now)
 
 
+def _flatten(value: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if isinstance(item, dict):
+            out.update(_flatten(item, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = item
+    return out
+
+
 def _plain(value: Any) -> str:
     if value is None:
         return ""
+    if value in ({}, []):
+        return "none"
     if isinstance(value, float):
         return f"{value:.3f}"
     if isinstance(value, (list, dict)):

@@ -904,6 +904,40 @@ def parse_datetime(value: str) -> datetime:
         raise ValueError(f"not a date-time: {value!r}") from None
 
 
+_DURATION = _Lazy(r"(\d{1,6})\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|wks?|weeks?|mo|months?"
+                  r"|y|yrs?|years?)", re.IGNORECASE)
+_DURATION_DAYS = {"s": 1 / 86400, "m": 1 / 1440, "h": 1 / 24, "d": 1, "w": 7, "mo": 30, "y": 365}
+
+
+def parse_time_bound(value: str, now: datetime, *, upper: bool = False) -> datetime:
+    """A ``--since``/``--until`` value as an instant: ISO-8601; a duration back from ``now`` ("7d", "36h",
+    "2w", "90 minutes"); or a phrase intake reads in text ("yesterday", "last week", "3 days ago",
+    "May 2023"), which names a span: its start bounds ``--since``, its end (``upper``) ``--until``.
+    ValueError when it is none of these.
+
+    >>> from datetime import datetime, timezone
+    >>> now = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
+    >>> parse_time_bound("7d", now).isoformat(), parse_time_bound("yesterday", now).isoformat()
+    ('2026-11-24T12:00:00+00:00', '2026-11-30T00:00:00+00:00')
+    >>> parse_time_bound("last week", now, upper=True).isoformat()
+    '2026-11-30T00:00:00+00:00'
+    """
+    text = value.strip()
+    try:
+        return parse_datetime(text)
+    except ValueError:
+        pass
+    m = _DURATION.fullmatch(text)
+    if m:
+        unit = m[2].lower()
+        key = "mo" if unit.startswith("mo") else unit[0]
+        return _aware(now).astimezone(UTC) - timedelta(days=int(m[1]) * _DURATION_DAYS[key])
+    windows = [w for w in resolve_dates(text, _aware(now)) if w.surface.strip().lower() == text.lower()]
+    if len(windows) == 1:
+        return windows[0].end if upper else windows[0].start
+    raise ValueError(f"not a time: {value!r}")
+
+
 def format_datetime(dt: datetime) -> str:
     """ISO-8601 UTC with milliseconds and ``Z``; naive values are taken as UTC.
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import networkx as nx
 
-FORMATS = ("graphml", "dot", "json", "mermaid")
+from mem.vocab import GRAPH_FORMATS as FORMATS  # noqa: E402
 EXTENSIONS = {".graphml": "graphml", ".xml": "graphml", ".dot": "dot", ".gv": "dot", ".json": "json",
               ".mmd": "mermaid", ".mermaid": "mermaid", ".md": "mermaid"}
 _COLORS = {"semantic": "gray50", "temporal": "steelblue", "causal": "firebrick", "manual": "darkgreen",

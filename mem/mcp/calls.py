@@ -49,10 +49,12 @@ def as_list(value: str | list[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
-def time_arg(value: str | None, name: str) -> str | None:
+def time_arg(value: str | None, name: str, ctx: Any = None) -> str | None:
+    """An MCP time argument, read like the CLI's --since/--until (``ctx``: whose clock)."""
     from mem.stages.add import parse_time_option
 
-    return parse_time_option(value, name)
+    now = ctx.settings.now() if ctx is not None else None
+    return parse_time_option(value, name, now, upper=name in ("until", "end_date"))
 
 
 # ------------------------------------------------------------------------- stage calls
@@ -88,20 +90,31 @@ def add_request(boundary: "Boundary", scope: str, items: list[str | dict[str, An
 def do_search(engine: "Engine", **fields: Any) -> list[Any]:
     from mem.stages import search as search_stage
 
-    fields["since"] = time_arg(fields.get("since"), "since")
-    fields["until"] = time_arg(fields.get("until"), "until")
+    fields["since"] = time_arg(fields.get("since"), "since", engine.ctx)
+    fields["until"] = time_arg(fields.get("until"), "until", engine.ctx)
     return search_stage.run(engine.ctx, search_stage.Query(**fields))
+
+
+def elsewhere(engine: "Engine", boundary: "Boundary", **fields: Any) -> tuple[str | None, dict[str, int]]:
+    """After an empty search: the hint naming other scopes' hits (``mem.stages.hints``) and the counts,
+    counting only hits this session may see."""
+    from mem.stages import search as search_stage
+    from mem.stages.hints import elsewhere_message, hits_elsewhere
+
+    fields["since"] = time_arg(fields.get("since"), "since", engine.ctx)
+    fields["until"] = time_arg(fields.get("until"), "until", engine.ctx)
+    query = search_stage.Query(**fields)
+    counts = hits_elsewhere(engine.ctx, query, keep=boundary.keep_hits)
+    hint = elsewhere_message(engine.ctx.scope_filter(query.scope), counts, "scope={}") if counts else None
+    return hint, dict(counts)
 
 
 def do_recent(engine: "Engine", scope: str, limit: int, kinds: list[str], tags: list[str], since: str | None,
               status: str | None) -> list[Any]:
-    from mem.mcp.engine import tool_error
     from mem.stages import memories
 
-    if status not in (None, "active", "cold", "archived", "all"):
-        raise tool_error(f"unknown status {status!r}: active, cold, archived or all")
     return list(memories.list_memories(engine.ctx, scope=scope, kinds=kinds, tags=tags,
-                                       since=time_arg(since, "since"), status=status, limit=limit))
+                                       since=time_arg(since, "since", engine.ctx), status=status, limit=limit))
 
 
 def do_stats(engine: "Engine", boundary: "Boundary") -> dict[str, Any]:

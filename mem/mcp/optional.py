@@ -82,7 +82,7 @@ def _graph_rows(engine: Engine, boundary: "Boundary", op: str, scope: str, id: s
     if op == "entity":
         return [graph.entity(ctx, need(name, "name"), scope=scope, limit=limit or 200)]
     if op == "timeline":
-        return list(graph.timeline(ctx, entity_name=name, since=time_arg(since, "since"), until=time_arg(until, "until"),
+        return list(graph.timeline(ctx, entity_name=name, since=time_arg(since, "since", ctx), until=time_arg(until, "until", ctx),
                                    scope=scope, limit=limit or 100))
     if op == "causes":
         return graph.causes(ctx, need(id, "id"), depth=depth or 4)
@@ -268,7 +268,7 @@ def do_timeline(engine: Engine, boundary: "Boundary", query: str, start: str | N
 
     try:
         return boundary.visible(engine.ctx.store, list(graph.timeline(
-            engine.ctx, entity_name=query, since=time_arg(start, "start_date"), until=time_arg(end, "end_date"),
+            engine.ctx, entity_name=query, since=time_arg(start, "start_date", engine.ctx), until=time_arg(end, "end_date", engine.ctx),
             scope=scope, limit=limit)), keys=("id",))
     except NotFound:
         pass

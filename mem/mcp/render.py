@@ -7,12 +7,13 @@ The SDK's default text for a dict is the JSON again, indented; a model reads a f
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class Hits(TypedDict):
     count: int
     hits: list[dict[str, Any]]
+    elsewhere: NotRequired[dict[str, int]]  # after an empty search: hits per other scope
 
 
 class Memories(TypedDict):
@@ -57,7 +58,8 @@ def memories_result(records: Iterable[Any], empty: str = "No memories.") -> Any:
     return result({"count": len(items), "memories": items}, text)
 
 
-def hits_result(hits: Iterable[Any], *, why: bool) -> Any:
+def hits_result(hits: Iterable[Any], *, why: bool, elsewhere: str | None = None,
+                elsewhere_counts: dict[str, int] | None = None) -> Any:
     items = []
     for hit in hits:
         record = plain(hit)
@@ -65,6 +67,8 @@ def hits_result(hits: Iterable[Any], *, why: bool) -> Any:
             record.pop("why", None)
         items.append(record)
     if not items:
+        if elsewhere:  # an empty scope, but other scopes match: say so and how to reach them
+            return result({"count": 0, "hits": [], "elsewhere": elsewhere_counts or {}}, f"No matches: {elsewhere}.")
         return result({"count": 0, "hits": []}, "No matches.")
     text = "\n".join(f"{h['rank']}. ({h['score']:.3f}) {memory_line(h)}" for h in items)
     return result({"count": len(items), "hits": items}, text)

@@ -11,6 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 
+def strict(metadata: Any) -> None:
+    """Swap the tool's pydantic argument model for a subclass with ``extra="forbid"``."""
+    base = metadata.arg_model
+    if base.model_config.get("extra") == "forbid":
+        return
+    metadata.arg_model = type(base.__name__, (base,), {"model_config": {**base.model_config, "extra": "forbid"},
+                                                       "__module__": base.__module__})
+
+
 def compact(schema: Any) -> Any:
     """Drop titles and collapse nullable optionals.
 
@@ -38,11 +47,13 @@ def compact(schema: Any) -> Any:
 
 
 def slim(server: Any, name: str) -> None:
-    """Compact one registered tool's input and output schemas in place."""
+    """Compact one registered tool's input and output schemas in place, and make both the schema and
+    the argument model refuse unknown arguments: a misspelt ``limit`` is an error, not ignored."""
     tool = server._tool_manager.get_tool(name)  # the SDK exposes no public setter
     if tool is None:
         return
-    tool.parameters = compact(tool.parameters)
+    strict(tool.fn_metadata)
+    tool.parameters = {**compact(tool.parameters), "additionalProperties": False}
     if tool.fn_metadata.output_schema is not None:
         tool.fn_metadata.output_schema = compact(tool.fn_metadata.output_schema)
         tool.__dict__.pop("output_schema", None)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PROFILES = ("default", "memory-v3")
+from mem.vocab import PROFILES  # noqa: E402
 INSTRUCTIONS = (
     "Persistent memory for this project. Search before answering questions about past decisions, "
     "conventions or facts; add durable facts, decisions, corrections and preferences as you learn them."
@@ -62,10 +62,9 @@ def build(engine: "Engine", profile: str = "default") -> "MCPServer":
     from mem import __version__
     from mem.mcp import resources
 
-    if profile not in PROFILES:
-        from mem.errors import BadInput
+    from mem import vocab
 
-        raise BadInput(f"unknown profile {profile!r}: {' or '.join(PROFILES)}")
+    vocab.check("profile", profile)
     server = MCPServer("mem", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     if profile == "default":
         from mem.mcp import tools

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from mcp.server.mcpserver import Context
 
 from mem.mcp import render
-from mem.mcp.calls import DESTRUCTIVE, READ, WRITE, add_request, as_list, do_recent, do_search, do_stats, registrar
+from mem.mcp.calls import (
+    DESTRUCTIVE, READ, WRITE, add_request, as_list, do_recent, do_search, do_stats, elsewhere, registrar,
+)
 from mem.mcp.engine import Engine, tool_error
 from mem.mcp.render import Hits, Memories, Outcomes
 
@@ -53,20 +55,25 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         return render.outcomes_result(outcomes)
 
     @tool(READ)
-    async def search(ctx: Context, query: str, k: int = 10, kinds: list[str] | None = None,
+    async def search(ctx: Context, query: str, limit: int | None = None, kinds: list[str] | None = None,
                      tags: list[str] | None = None, since: str | None = None, until: str | None = None,
                      include_superseded: bool = False, include_archived: bool = False,
                      channels: list[str] | None = None, why: bool = False, scope: str | None = None,
-                     fusion: Literal["blend", "rrf"] | None = None) -> Hits:
-        """Hybrid search (semantic + BM25 + priors). scope '*' = all scopes; why=true explains each rank; fusion: blend|rrf."""
+                     fusion: Literal["blend", "rrf"] | None = None, k: int | None = None) -> Hits:
+        """Hybrid search (semantic + BM25 + priors). limit: hits (10); scope '*' = all scopes; why=true explains each rank; fusion: blend|rrf."""
+        k = limit if limit is not None else k if k is not None else 10  # k: the old name, still accepted
         if not 1 <= k <= 1000:
-            raise tool_error("k must be 1-1000")
+            raise tool_error("limit must be 1-1000")
         boundary = await engine.boundary(ctx)
         where = await engine.scope(ctx, scope)
-        hits = await engine.call(do_search, engine, text=query, k=k, scope=where, kinds=kinds or [], tags=tags or [],
-                                 since=since, until=until, include_superseded=include_superseded,
-                                 include_archived=include_archived, channels=channels, fusion=fusion)
-        return render.hits_result(boundary.keep_hits(hits), why=why)
+        fields = dict(text=query, k=k, scope=where, kinds=kinds or [], tags=tags or [], since=since, until=until,
+                      include_superseded=include_superseded, include_archived=include_archived, channels=channels,
+                      fusion=fusion)
+        hits = boundary.keep_hits(await engine.call(do_search, engine, **fields))
+        if hits:
+            return render.hits_result(hits, why=why)
+        hint, counts = await engine.call(elsewhere, engine, boundary, **fields)
+        return render.hits_result(hits, why=why, elsewhere=hint, elsewhere_counts=counts)
 
     @tool(READ)
     async def get(ctx: Context, ids: Ids) -> Memories:

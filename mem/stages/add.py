@@ -378,8 +378,23 @@ def _unix_ms(iso: str) -> int:
     return int(parse_datetime(iso).timestamp() * 1000)
 
 
-def parse_time_option(value: str | None, name: str) -> str | None:
-    """A CLI time flag (ISO-8601 or a phrase like ``2 weeks ago``) as a stored ISO string."""
-    return _as_time(value, name, None) if value else None
+def parse_time_option(value: Any, name: str, now: "datetime | None" = None, *, upper: bool = False) -> str | None:
+    """A time filter (``--since``, ``--until``, an MCP ``since``) as a stored ISO string: ISO-8601, a
+    duration back from ``now`` ("7d") or a phrase intake reads ("yesterday", "last week"); see
+    ``mem.enrich.dates.parse_time_bound``. ``upper``: the end of a named span (for ``--until``)."""
+    from datetime import datetime, timezone
+
+    from mem.enrich.dates import format_datetime, parse_time_bound
+
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise BadInput(f"{name} must be a string, got {type(value).__name__}", field=name.lstrip("-"))
+    try:
+        return format_datetime(parse_time_bound(value, now or datetime.now(timezone.utc), upper=upper))
+    except ValueError:
+        raise BadInput(f"{name} {value!r} is not a time: give ISO-8601 (2026-11-30, 2026-11-30T12:00Z), a duration "
+                       "back from now (7d, 36h, 2w) or a phrase (yesterday, last week, 3 days ago, May 2023)",
+                       field=name.lstrip("-")) from None
 
 

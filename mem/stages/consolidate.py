@@ -94,9 +94,9 @@ def _txn(ctx: "Context", dry_run: bool) -> Iterator[None]:
 def run(ctx: "Context", options: Options) -> Iterator[dict[str, Any]]:
     """Run the chosen phases in order; yield one record per action, then a ``summary`` (with
     ``skipped`` and nothing done when another real run holds the database's lease)."""
-    unknown = [p for p in options.phases if p not in PHASES]
-    if unknown:
-        raise BadInput(f"unknown phase(s) {', '.join(unknown)}; one of {', '.join(PHASES)}")
+    from mem import vocab
+
+    vocab.check_all("phase", options.phases)
     phases = [p for p in PHASES if p in options.phases]  # always in the natural order
     if options.limit is not None and options.limit < 0:
         raise BadInput("--limit must be >= 0")

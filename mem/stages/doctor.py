@@ -104,9 +104,16 @@ def _database(settings: "Settings") -> tuple[list[Check], "Store | None", str | 
     mode = stat.S_IMODE(path.stat().st_mode)
     folder_mode = stat.S_IMODE(path.parent.stat().st_mode)
     detail = f"{path} ({path.stat().st_size} bytes, mode {mode:o}, folder {folder_mode:o})"
-    if mode & 0o077 or folder_mode & 0o077:
-        checks.append(Check("database", WARN, "store", detail + ": readable by other users",
-                            f"chmod 600 {path} && chmod 700 {path.parent}"))
+    # What is unsafe: others reading the memories (the file's own bits), or replacing or deleting the
+    # file (a folder others may write to, unless sticky like /tmp). A readable folder the user chose
+    # (755 home folders are common) exposes nothing but the file name.
+    if mode & 0o077:
+        checks.append(Check("database", WARN, "store", detail + ": other users can read or write the memories",
+                            f"chmod 600 {path}"))
+    elif folder_mode & 0o022 and not folder_mode & stat.S_ISVTX:
+        checks.append(Check("database", WARN, "store",
+                            detail + ": other users can write to the folder, so they can replace the database",
+                            f"chmod go-w {path.parent}"))
     else:
         checks.append(Check("database", OK, "store", detail))
     try:

@@ -10,10 +10,10 @@ Every function returns plain dict records (``record`` says which kind) and raise
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mem import vocab
 from mem.errors import BadInput, NotFound
 from mem.stages.link import LAYER_OF_TYPE
 from mem.store import graph as sql
@@ -21,24 +21,20 @@ from mem.store import graph as sql
 if TYPE_CHECKING:
     from mem.stages.context import Context
 
-LAYERS = ("semantic", "temporal", "causal", "entity", "manual", "lifecycle")
+LAYERS = vocab.GRAPH_LAYERS
 CAUSAL_TYPES = ("caused", "resolved", "motivated")
 MAX_DEPTH = 4
 PATH_DEPTH = 3
 FRONTIER = 300  # nodes expanded per level, strongest edges first
 ENTITY_FAN = 50  # entities mentioned by more memories do not make neighbours (too generic)
 ENTITY_PER_NODE = 10
-_TYPE_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")
 
 
 def check_layers(layers: Sequence[str] | None) -> list[str] | None:
     """Validate --layer values; None or empty means every layer."""
     if not layers:
         return None
-    unknown = [l for l in layers if l not in LAYERS]
-    if unknown:
-        raise BadInput(f"unknown layer(s) {', '.join(unknown)}; known: {', '.join(LAYERS)}")
-    return list(dict.fromkeys(layers))
+    return vocab.check_all("graph layer", layers)
 
 
 def _resolve(ctx: "Context", memory_id: str) -> str:
@@ -287,16 +283,13 @@ def stats(ctx: "Context", *, scope: str | None = None) -> dict[str, Any]:
 # --------------------------------------------------------------------------------- manual links
 def link(ctx: "Context", a: str, b: str, *, kind: str = "related", weight: float = 1.0) -> dict[str, Any]:
     """Add a manual edge ``a -> b``; a self-link, a duplicate or a bad type/weight is BadInput."""
-    if not isinstance(kind, str) or not _TYPE_NAME.fullmatch(kind):
-        raise BadInput(f"link type {kind!r} must be lower-case letters, digits and _ (at most 40), e.g. see_also")
+    vocab.check("link type", kind)
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
         raise BadInput(f"weight must be a positive number, got {weight!r}")
     src, dst = _resolve(ctx, a), _resolve(ctx, b)
     if src == dst:
         raise BadInput(f"cannot link memory {src} to itself", id=src)
     layer = LAYER_OF_TYPE.get(kind, "manual")
-    if layer == "entity":
-        raise BadInput("'mentions' links are made from entities, not between memories")
     at = ctx.now_iso()
     with ctx.store.write():
         existing = sql.get_edge(ctx.store, src, dst, kind)
@@ -328,10 +321,9 @@ def unlink(ctx: "Context", a: str, b: str, *, kind: str | None = None) -> list[d
 def export(ctx: "Context", fmt: str, *, scope: str | None = None, layers: Sequence[str] | None = None,
            with_entities: bool = True) -> bytes:
     """The scope's graph as one document (graphml | dot | json | mermaid), built whole before any write."""
-    from mem.graph.export import FORMATS, render
+    from mem.graph.export import render
     from mem.graph.views import export_graph
 
-    if fmt not in FORMATS:
-        raise BadInput(f"unknown graph format {fmt!r}; one of {', '.join(FORMATS)}")
+    vocab.check("graph format", fmt)
     graph = export_graph(ctx.store, ctx.scope_filter(scope), check_layers(layers), with_entities)
     return render(graph, fmt)

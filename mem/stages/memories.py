@@ -26,6 +26,11 @@ def list_memories(ctx: "Context", *, scope: str | None = None, kinds: Sequence[s
                   since: str | None = None, until: str | None = None, status: str | None = None,
                   include_superseded: bool = True, limit: int | None = 50) -> Iterator[Memory]:
     """Newest first. ``status`` None lists active and cold; ``all`` lists every status."""
+    from mem import vocab
+
+    vocab.check_all("kind", kinds)
+    if status is not None:
+        vocab.check("status", status)
     statuses = None if status == "all" else ((status,) if status else ("active", "cold"))
     for _, memory in ctx.store.select(scope=ctx.scope_filter(scope), kinds=kinds, tags=tags, statuses=statuses,
                                       include_superseded=include_superseded, since=since, until=until, limit=limit):
@@ -38,10 +43,14 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
            redact: bool = False) -> Memory:
     """Change a memory in place through the same gate as add (``mem.gate.admit``): types, limits and
     a secret scan of every field set, the merged meta included; a new text is re-embedded."""
-    from mem import gate
+    from mem import gate, vocab
     from mem.enrich.classify import layer_for
     from mem.enrich.structure import structure_of
 
+    if kind is not None:  # bad values first: the same answer whether or not the id exists
+        vocab.check("kind", kind)
+    if layer is not None:
+        vocab.check("layer", layer)
     memory_id = ctx.store.resolve_id(prefix)
     current = ctx.store.get(memory_id)
     for name, value in (("tags", tags), ("add_tags", add_tags), ("remove_tags", remove_tags)):

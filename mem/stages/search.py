@@ -112,10 +112,9 @@ def parts_for(channels: list[str] | None) -> list[str]:
         return default_parts()
     relative = bool(channels) and all(n[:1] in "+-" and len(n) > 1 for n in channels)
     bare = [n[1:] if relative else n for n in channels]
-    unknown = [n for n in bare if n not in PARTS]
-    if unknown:
-        raise BadInput(f"unknown channel(s) {', '.join(unknown)}; known: {', '.join(PARTS)} "
-                       "(or +NAME / -NAME to change the defaults)")
+    from mem import vocab
+
+    vocab.check_all("channel", bare)
     if not relative:
         return bare
     names = default_parts()
@@ -269,6 +268,20 @@ def _prior_context(ctx: "Context", plan: Plan, names: list[str]) -> PriorContext
     return context
 
 
+def check_query(query: Query, where: str = "") -> Query:
+    """Every enumerated field of ``query`` checked (``mem.vocab``); JSON Lines callers check each line
+    before searching any."""
+    from mem import vocab
+
+    vocab.check_all("kind", query.kinds, where=where)
+    if query.channels is not None:
+        vocab.check_all("channel", [n[1:] if n[:1] in "+-" and len(n) > 1 else n for n in query.channels],
+                        where=where)  # "+maxsim" / "-entity" change the defaults (parts_for)
+    if query.fusion is not None:
+        vocab.check("fusion", query.fusion, where=where)
+    return query
+
+
 def run(ctx: "Context", query: Query) -> list[Hit]:
     """The top ``query.k`` hits, best first; the same query on the same data gives the same order."""
     if not isinstance(query.k, int) or query.k < 1:
@@ -278,6 +291,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         raise BadInput("empty query")
     plan = Plan(query=query, scope=ctx.scope_filter(query.scope), now=ctx.now(),
                 candidates=max(CANDIDATES, 2 * k), _ctx=ctx)
+    check_query(query)
     fusion = check_fusion(query.fusion) or FUSION
     names = parts_for(query.channels)
     query_type = plan.memo["query_type"] = _classify(ctx, plan)
@@ -325,9 +339,9 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
 
 def check_fusion(fusion: Any) -> str | None:
     """``fusion`` if it names a known fusion (or is None: the default); else BadInput naming the choices."""
-    if fusion is not None and fusion not in FUSIONS:
-        raise BadInput(f"unknown fusion {fusion!r}; known: {', '.join(FUSIONS)}")
-    return fusion
+    from mem import vocab
+
+    return vocab.check("fusion", fusion) if fusion is not None else None
 
 
 def _classify(ctx: "Context", plan: Plan) -> str:

@@ -115,7 +115,7 @@ class Store:
             raise StoreError(f"database path {path} is a folder; give a file path with --db or MEM_DB", path=str(path))
         if not path.exists():
             if not create:
-                raise NotFound(f"no database at {path}", path=str(path))
+                raise StoreError(f"no database at {path}; `mem add` creates one", path=str(path))
             try:
                 _private_folders(path.parent)
                 fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
