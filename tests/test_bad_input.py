@@ -113,13 +113,13 @@ def test_huge_limits(db: str):
     assert listed.code == 0, listed.stderr
     assert len(listed.records) == 1
     assert run_mem("list", "--limit", str(2**63 - 1)).code == 0
-    assert_rejected(run_mem("search", "memory", "--limit", "100000"), 2, "1000")
+    assert_rejected(run_mem("search", "memory", "--limit", "100000"), 4, "1000")  # a bad value: exit 4
 
 
 def test_negative_numbers(db: str):
-    assert_rejected(run_mem("list", "--limit", "-5"), 2, "--limit")
-    assert_rejected(run_mem("add", "--layer", "-1", "some text here"), 2, "--layer")
-    assert_rejected(run_mem("add", "--source-line", "-3", "some text here"), 2, "--source-line")
+    assert_rejected(run_mem("list", "--limit", "-5"), 4, "--limit")  # a bad flag value is bad input (exit 4)
+    assert_rejected(run_mem("add", "--layer", "-1", "some text here"), 4, "--layer")
+    assert_rejected(run_mem("add", "--source-line", "-3", "some text here"), 4, "--source-line")
     result = run_mem("add", "-", input=jsonl({"text": "negative layer in a record", "layer": -1}))
     assert_rejected(result, 4, "layer")
     result = run_mem("add", "-", input=jsonl({"text": "negative confidence", "confidence": -0.5}))

@@ -107,9 +107,9 @@ def test_git_sha_and_uuid_are_not_secrets():
 
 
 def test_unknown_and_ambiguous_ids_exit_3():
-    result = run_mem("get", "deadbeef")
-    assert result.code == 3 and "deadbeef" in result.error["message"]
     ids = [add(f"memory number {i} about topic {i * 7}")["id"] for i in range(40)]
+    result = run_mem("get", "deadbeef-0000")
+    assert result.code == 3 and "deadbeef" in result.error["message"]
     # UUIDv7s made in one burst share their time prefix: a short prefix is ambiguous
     result = run_mem("get", ids[0][:4])
     assert result.code == 3 and result.error["code"] == "ambiguous" and len(result.error["candidates"]) >= 2
@@ -223,7 +223,8 @@ def test_database_file_is_private(isolated_env: dict[str, str]):
 
 
 def test_errors_are_one_json_line_without_traceback():
-    result = run_mem("get", "0000aaaa")
+    add("a memory so the database exists")
+    result = run_mem("get", "0000aaaa-0000")
     assert result.code == 3
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
     assert result.error["code"] == "not_found"
