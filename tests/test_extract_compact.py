@@ -34,7 +34,7 @@ Alice: Should we use Redis for the job queues too?
 def ctx() -> Iterator[Any]:
     from mem.cli.common import open_context
 
-    with open_context(None, now=NOW) as context:
+    with open_context(None, now=NOW, create=True) as context:
         yield context
 
 

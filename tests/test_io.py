@@ -68,16 +68,16 @@ def test_reindex_switches_embedder():
 def test_export_carries_links_and_import_restores_the_graph(tmp_path: Path):
     first = run_mem("add", "We chose Postgres for the billing database").records[0]["id"]
     second = run_mem("add", "Postgres replaced MySQL because MySQL lacked JSON support").records[0]["id"]
-    assert run_mem("graph", "link", second, first, "--type", "refines").code == 0
+    assert run_mem("graph", "link", second, first, "--type", "related").code == 0
     exported = run_mem("export")
     links = {r["id"]: r.get("links", []) for r in exported.records}
-    assert any(link["to"] == first and link["type"] == "refines" and link["origin"] == "manual"
+    assert any(link["to"] == first and link["type"] == "related" and link["origin"] == "manual"
                for link in links[second])
 
     other = {"MEM_DB": str(tmp_path / "other.db")}
     assert run_mem("import", "-", input=exported.stdout, env=other).code == 0
     restored = run_mem("graph", "neighbors", second, env=other).records
-    assert any(n["id"] == first and n["via"]["type"] == "refines" and n["via"]["origin"] == "manual" for n in restored)
+    assert any(n["id"] == first and n["via"]["type"] == "related" and n["via"]["origin"] == "manual" for n in restored)
     assert sorted(run_mem("export", env=other).records, key=lambda r: r["id"]) == \
         sorted(exported.records, key=lambda r: r["id"])
 

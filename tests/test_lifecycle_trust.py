@@ -234,6 +234,7 @@ def test_config_cannot_make_layers_1_2_archivable(tmp_path) -> None:
     config = tmp_path / "home/.config/mem"
     config.mkdir(parents=True)
     (config / "config.toml").write_text("[lifecycle.legislative]\narchivable = true\n")
+    run_mem("add", "a memory so the database exists")  # reads need a database (exit 5 otherwise)
     result = run_mem("archive", "--dry-run")
     assert result.code == 4 and "layers 1-2 are never archived" in result.stderr
 

@@ -164,12 +164,14 @@ def test_errors_are_tool_errors_and_the_server_keeps_serving() -> None:
                 ("add", {"text": SECRET}, "secret"),
                 ("add", {}, "give 'text' or 'memories'"),
                 ("add", {"text": "a scope-less memory", "scope": "*"}, "one scope"),
-                ("search", {"query": "x", "k": 0}, "k must be"),
+                ("search", {"query": "x", "k": 0}, "limit must be"),  # k: the old name of limit
+                ("search", {"query": "x", "limit": 0}, "limit must be"),
+                ("search", {"query": "x", "limt": 3}, "limt"),  # unknown arguments are refused
                 ("search", {"query": "   "}, "empty query"),
                 ("search", {"query": "x", "channels": ["nope"]}, "unknown channel"),
                 ("search", {"query": "x", "since": "not a date"}, "since"),
                 ("search", {"k": 3}, "query"),  # schema validation: a required argument is missing
-                ("update", {"id": "ffffffff", "kind": "nonsense"}, "no memory"),
+                ("update", {"id": "ffffffff", "kind": "nonsense"}, "unknown kind"),  # values before ids
                 ("recent", {"status": "sleeping"}, "unknown status"),
                 ("no_such_tool", {}, "no_such_tool"),
             ]

@@ -203,8 +203,8 @@ def test_doctor_warns_when_two_repositories_resolve_to_one_scope(tmp_path: Path,
     a = repo(tmp_path / "a/api", "git@github.com:a/api.git")
     b = repo(tmp_path / "b/api")
     git("config", "mem.scope", "github.com/a/api", cwd=b)  # a copy-pasted config
-    for folder in (a, b):
-        assert mem("list", cwd=folder, env=DERIVED).code == 0
+    for folder in (a, b):  # any command registers its repository; a read would need the database to exist
+        assert mem("add", f"a note made in {folder}", cwd=folder, env=DERIVED).code == 0
     checks = [c for c in mem("doctor", "--json", cwd=a, env=DERIVED).records if c.get("check") == "scopes"]
     assert [c["status"] for c in checks] == ["warn"]
     assert str(a) in checks[0]["detail"] and str(b) in checks[0]["detail"]
