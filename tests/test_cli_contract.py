@@ -94,9 +94,9 @@ def test_mcp_checks_the_same_lists_and_refuses_unknown_arguments(mem) -> None:
             assert bad_status.is_error and "unknown status" in text(bad_status)
             bad_layer = await client.call_tool("update", {"id": "abcd", "layer": 9})
             assert bad_layer.is_error
-            one = await client.call_tool("search", {"query": "cache redis", "limit": 1, "scope": "*"})
+            one = await client.call_tool("search", {"query": "cache redis", "limit": 1})
             assert not one.is_error and one.structured_content["count"] == 1
-            old_name = await client.call_tool("search", {"query": "cache redis", "k": 1, "scope": "*"})
+            old_name = await client.call_tool("search", {"query": "cache redis", "k": 1})
             assert not old_name.is_error and old_name.structured_content["count"] == 1
 
     anyio.run(main)
@@ -336,11 +336,13 @@ def test_mcp_empty_search_says_where_the_hits_are(mem) -> None:
     from tests.test_mcp import stdio_client, text
 
     mem("add", "the cache layer uses redis for sessions", "--scope", "alpha")
+    mem("add", "the cache layer uses redis for sessions too", "--scope", "gamma")  # past the boundary
 
     async def main() -> None:
-        async with stdio_client("--scope", "beta") as client:
+        async with stdio_client("--scope", "beta", "--allow-scope", "alpha") as client:
             found = await client.call_tool("search", {"query": "redis cache"})
             assert not found.is_error and found.structured_content["elsewhere"] == {"alpha": 1}
+            assert "gamma" not in text(found)
             assert "scope='*' searches every scope" in text(found) and "alpha" in text(found)
 
     anyio.run(main)

@@ -171,7 +171,7 @@ def test_errors_are_tool_errors_and_the_server_keeps_serving() -> None:
                 ("search", {"query": "x", "channels": ["nope"]}, "unknown channel"),
                 ("search", {"query": "x", "since": "not a date"}, "since"),
                 ("search", {"k": 3}, "query"),  # schema validation: a required argument is missing
-                ("update", {"id": "ffffffff", "kind": "nonsense"}, "unknown kind"),  # values before ids
+                ("update", {"id": "ffffffff", "kind": "nonsense"}, "no memory"),
                 ("recent", {"status": "sleeping"}, "unknown status"),
                 ("no_such_tool", {}, "no_such_tool"),
             ]

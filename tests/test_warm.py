@@ -89,6 +89,7 @@ def test_an_add_runs_in_the_callers_folder_and_database(tmp_path: Path, helper) 
 
 def test_stdin_commands_and_a_stale_helper_run_in_the_calling_process(tmp_path: Path, helper) -> None:
     env, proc = helper
+    assert _client(["add", "a memory so the database exists"], {**env, "MEM_WARM": "0"}).returncode == 0
     piped = subprocess.run([sys.executable, "-c", CLIENT, "search", "-"], env=env, input='{"query": "x"}\n',
                            capture_output=True, text=True, timeout=60)
     assert piped.returncode == 0 and "numpy loaded: True" in piped.stderr
@@ -115,6 +116,7 @@ def test_the_helper_stops_when_idle_and_is_never_required(tmp_path: Path) -> Non
     _wait_for(env, up=True)
     assert proc.wait(timeout=30) == 0
     assert not (tmp_path / "run" / "mem" / "warm.sock").exists()
+    assert _client(["add", "a memory so the database exists"], {**env, "MEM_WARM": "0"}).returncode == 0
     alone = _client(["search", "anything", "--json"], env)  # no helper: runs here, exit 0
     assert alone.returncode == 0 and "numpy loaded: True" in alone.stderr
 

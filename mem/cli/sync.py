@@ -23,7 +23,7 @@ def sync(
     """
     from mem.stages import sync as stage
 
-    with open_context(db, now=now) as here, open_context(other, now=now) as there:
+    with open_context(db, now=now, create=True) as here, open_context(other, now=now, create=True) as there:
         emit_one(stage.run(here, there), table=use_table(fmt, json), ctx=here)
 
 
