@@ -11,15 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 
-def strict(metadata: Any) -> None:
-    """Swap the tool's pydantic argument model for a subclass with ``extra="forbid"``."""
-    base = metadata.arg_model
-    if base.model_config.get("extra") == "forbid":
-        return
-    metadata.arg_model = type(base.__name__, (base,), {"model_config": {**base.model_config, "extra": "forbid"},
-                                                       "__module__": base.__module__})
-
-
 def compact(schema: Any) -> Any:
     """Drop titles and collapse nullable optionals.
 
@@ -47,12 +38,11 @@ def compact(schema: Any) -> Any:
 
 
 def slim(server: Any, name: str) -> None:
-    """Compact one registered tool's input and output schemas in place, and make both the schema and
-    the argument model refuse unknown arguments: a misspelt ``limit`` is an error, not ignored."""
+    """Compact one registered tool's input and output schemas in place; the input schema says that
+    unknown arguments are refused (``strict`` makes the argument model refuse them)."""
     tool = server._tool_manager.get_tool(name)  # the SDK exposes no public setter
     if tool is None:
         return
-    strict(tool.fn_metadata)
     tool.parameters = {**compact(tool.parameters), "additionalProperties": False}
     if tool.fn_metadata.output_schema is not None:
         tool.fn_metadata.output_schema = compact(tool.fn_metadata.output_schema)
@@ -60,7 +50,8 @@ def slim(server: Any, name: str) -> None:
 
 
 def strict(server: Any, name: str) -> None:
-    """Validate one tool's arguments strictly: ``layer: true`` or ``pinned: "yes"`` is an error, not 1 or True.
+    """Validate one tool's arguments strictly: ``layer: true`` or ``pinned: "yes"`` is an error, not 1 or True,
+    and an unknown argument (a misspelt ``limit``) is an error, not ignored.
 
     pydantic's lax mode would turn a JSON ``true`` into the integer 1 before any mem code sees it,
     so the gate (``mem.gate``) could not refuse the confusion; a strict subclass of the SDK's
@@ -72,6 +63,6 @@ def strict(server: Any, name: str) -> None:
     if tool is None:
         return
     model = tool.fn_metadata.arg_model
-    strict_model = type(model.__name__, (model,), {"model_config": ConfigDict(**model.model_config, strict=True),
+    strict_model = type(model.__name__, (model,), {"model_config": ConfigDict(**{**model.model_config, "strict": True, "extra": "forbid"}),
                                                    "__module__": model.__module__})
     tool.fn_metadata.arg_model = strict_model
