@@ -266,6 +266,45 @@ class _Rule:
 # Token body terminators: secrets are followed by a non-token char or the end.
 _END = r"(?![A-Za-z0-9_\-])"
 
+# (hints, pattern) of the prefixed tokens reported as ``vendor_token``.
+_VENDOR_TOKENS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("key-",), r"key-[0-9a-f]{32}"),  # Mailgun
+    (("-us",), r"[0-9a-f]{32}-us\d{1,2}"),  # Mailchimp
+    (("sq0",), r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}"),  # Square
+    (("EAAA",), r"EAAA[0-9A-Za-z_\-]{60}"),  # Square
+    (("NRAK-",), r"NRAK-[A-Z0-9]{27}"),  # New Relic
+    (("lin_api_",), r"lin_api_[A-Za-z0-9]{40}"),  # Linear
+    (("ntn_",), r"ntn_\d{11}[A-Za-z0-9]{35}"),  # Notion
+    (("secret_",), r"secret_[A-Za-z0-9]{43}"),  # Notion (older)
+    (("dp.",), r"dp\.(?:st|pt|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9_\-]{40,64}"),  # Doppler
+    (("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_\-]{24,}"),  # HashiCorp Vault
+    (("ATATT3",), r"ATATT3[A-Za-z0-9_\-=]{150,}"),  # Atlassian
+    (("dapi",), r"dapi[0-9a-f]{32}(?:-\d)?"),  # Databricks
+    (("PMAK-",), r"PMAK-[0-9a-f]{24}-[0-9a-f]{34}"),  # Postman
+    (("pul-",), r"pul-[0-9a-f]{40}"),  # Pulumi
+    (("glsa_",), r"glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}"),  # Grafana service account
+    (("glc_",), r"glc_[A-Za-z0-9+/]{32,}={0,2}"),  # Grafana Cloud
+    (("sntry",), r"sntry[su]_[A-Za-z0-9+/=_\-]{40,}"),  # Sentry
+    (("AGE-SECRET-KEY-",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),  # age
+    (("dckr_pat_",), r"dckr_pat_[A-Za-z0-9_\-]{27,}"),  # Docker Hub
+    (("sbp_",), r"sbp_[0-9a-f]{40}"),  # Supabase
+    (("gsk_",), r"gsk_[A-Za-z0-9]{52}"),  # Groq
+    (("r8_",), r"r8_[A-Za-z0-9]{37}"),  # Replicate
+    (("tskey-",), r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}"),  # Tailscale
+    (("pplx-",), r"pplx-[A-Za-z0-9]{48}"),  # Perplexity
+    (("xai-",), r"xai-[A-Za-z0-9]{70,90}"),  # xAI
+    (("GOCSPX-",), r"GOCSPX-[A-Za-z0-9_\-]{28}"),  # Google OAuth client secret
+    (("ya29.",), r"ya29\.[0-9A-Za-z_\-]{30,}"),  # Google OAuth access token
+    (("HRKU-",), r"HRKU-[A-Za-z0-9_\-]{40,}"),  # Heroku
+    (("fo1_",), r"fo1_[A-Za-z0-9_\-]{43}"),  # Fly.io
+    (("shippo_",), r"shippo_(?:live|test)_[a-f0-9]{40}"),  # Shippo
+    (("rzp_",), r"rzp_(?:live|test)_[A-Za-z0-9]{14}"),  # Razorpay
+    (("pscale_",), r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,64}"),  # PlanetScale
+    (("ops_eyJ",), r"ops_eyJ[A-Za-z0-9+/=_\-]{100,}"),  # 1Password service account
+    ((".atlasv1.",), r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,}"),  # Terraform Cloud
+)
+
+
 # Order = priority when spans overlap (specific before generic).
 _RULES: tuple[_Rule, ...] = (
     _Rule(
@@ -412,8 +451,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "discord_bot_token",
         # base64(user id) . base64(timestamp) . HMAC; the first part must decode to the numeric id.
-        re.compile(r"\b([MNO][A-Za-z0-9_\-]{23,27})\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}" + _END),
-        hints=("M", "N", "O"),
+        # base64 of an ASCII digit starts M|N|O then D|T|j|z: twelve two-letter hints, rare in prose.
+        re.compile(r"\b([MNO][DTjz][A-Za-z0-9_\-]{22,26})\.[A-Za-z0-9_\-]{6,7}\.[A-Za-z0-9_\-]{27,40}" + _END),
+        hints=tuple(a + b for a in "MNO" for b in "DTjz"),
         validate=lambda v: _decodes_to_digits(v.split(".", 1)[0]),
     ),
     _Rule(
@@ -422,48 +462,10 @@ _RULES: tuple[_Rule, ...] = (
         hints=(":AA",),
         validate=lambda v: _mixed_case(v.split(":", 1)[1]),
     ),
-    _Rule(
-        "vendor_token",
-        # Prefixed tokens of more services, one pattern: the prefix says what it is, the body
-        # must look random (a digit and a letter).
-        re.compile(
-            r"\b(?:key-[0-9a-f]{32}"  # Mailgun
-            r"|[0-9a-f]{32}-us\d{1,2}"  # Mailchimp
-            r"|sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}|EAAA[0-9A-Za-z_\-]{60}"  # Square
-            r"|NRAK-[A-Z0-9]{27}"  # New Relic
-            r"|lin_api_[A-Za-z0-9]{40}"  # Linear
-            r"|ntn_\d{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}"  # Notion
-            r"|dp\.(?:st|pt|sa|ct|scim|audit)\.(?:[a-z0-9_\-]{1,40}\.)?[A-Za-z0-9_\-]{40,64}"  # Doppler
-            r"|hv[sbr]\.[A-Za-z0-9_\-]{24,}"  # HashiCorp Vault
-            r"|ATATT3[A-Za-z0-9_\-=]{150,}"  # Atlassian
-            r"|dapi[0-9a-f]{32}(?:-\d)?"  # Databricks
-            r"|PMAK-[0-9a-f]{24}-[0-9a-f]{34}"  # Postman
-            r"|pul-[0-9a-f]{40}"  # Pulumi
-            r"|glsa_[A-Za-z0-9]{32}_[0-9a-f]{8}|glc_[A-Za-z0-9+/]{32,}={0,2}"  # Grafana
-            r"|sntry[su]_[A-Za-z0-9+/=_\-]{40,}"  # Sentry
-            r"|AGE-SECRET-KEY-1[0-9A-Z]{58}"  # age
-            r"|dckr_pat_[A-Za-z0-9_\-]{27,}"  # Docker Hub
-            r"|sbp_[0-9a-f]{40}"  # Supabase
-            r"|gsk_[A-Za-z0-9]{52}"  # Groq
-            r"|r8_[A-Za-z0-9]{37}"  # Replicate
-            r"|tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{20,}"  # Tailscale
-            r"|pplx-[A-Za-z0-9]{48}"  # Perplexity
-            r"|xai-[A-Za-z0-9]{70,90}"  # xAI
-            r"|GOCSPX-[A-Za-z0-9_\-]{28}|ya29\.[0-9A-Za-z_\-]{30,}"  # Google OAuth
-            r"|HRKU-[A-Za-z0-9_\-]{40,}"  # Heroku
-            r"|fo1_[A-Za-z0-9_\-]{43}"  # Fly.io
-            r"|shippo_(?:live|test)_[a-f0-9]{40}|rzp_(?:live|test)_[A-Za-z0-9]{14}"  # Shippo, Razorpay
-            r"|pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.\-]{32,64}"  # PlanetScale
-            r"|ops_eyJ[A-Za-z0-9+/=_\-]{100,}"  # 1Password service account
-            r"|[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-]{60,}"  # Terraform Cloud
-            r")" + _END
-        ),
-        hints=("key-", "-us", "sq0", "EAAA", "NRAK-", "lin_api_", "ntn_", "secret_", "dp.", "hvs.", "hvb.", "hvr.",
-               "ATATT3", "dapi", "PMAK-", "pul-", "glsa_", "glc_", "sntry", "AGE-SECRET-KEY-", "dckr_pat_", "sbp_",
-               "gsk_", "r8_", "tskey-", "pplx-", "xai-", "GOCSPX-", "ya29.", "HRKU-", "fo1_", "shippo_", "rzp_",
-               "pscale_", "ops_eyJ", ".atlasv1."),
-        validate=_mixed_alnum,
-    ),
+    # Prefixed tokens of more services: the prefix says what it is, the body must look random.
+    # One rule per prefix, so a text runs only the patterns whose prefix it contains.
+    *(_Rule("vendor_token", re.compile(r"\b(?:" + body + ")" + _END), hints=hints, validate=_mixed_alnum)
+      for hints, body in _VENDOR_TOKENS),
     _Rule(
         "azure_client_secret",
         re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
