@@ -72,7 +72,8 @@ def _fold_char(char: str) -> str:
     if char in _INVISIBLE or unicodedata.category(char) == "Cf":  # zero-width, soft hyphen, bidi controls
         return ""
     folded = unicodedata.normalize("NFKD", char)
-    folded = "".join(c for c in folded if not unicodedata.combining(c) and unicodedata.category(c) != "Cf")
+    # Marks go (accents, and the grapheme joiner U+034F, a mark of combining class 0).
+    folded = "".join(c for c in folded if unicodedata.category(c) not in ("Mn", "Me", "Cf"))
     return unicodedata.normalize("NFKC", folded).translate(_LOOKALIKES)
 
 
