@@ -79,6 +79,21 @@ def test_zero_width_soft_hyphen_and_lookalike_evasions_are_caught(mem) -> None:
     assert masked.records[0]["status"] == "added" and text == "key [REDACTED:aws_access_key] for ci"
 
 
+@pytest.mark.parametrize("evade", [
+    lambda v: v[:2] + "\u200b" + v[2:], lambda v: v[:2] + "\u00ad" + v[2:], lambda v: v[:1] + "\u034f" + v[1:],
+    lambda v: v[:3] + "\u2060" + v[3:], lambda v: "\u202e" + v, lambda v: v[:4] + "\ufeff" + v[4:],
+    lambda v: v.replace("A", "\u0391"),  # Greek capital alpha
+    lambda v: "".join(chr(ord(c) + 0xFEE0) for c in v[:6]) + v[6:],  # full-width
+])
+@pytest.mark.parametrize("secret", [AWS, GITHUB, STRIPE])
+def test_invisible_and_lookalike_characters_do_not_hide_a_secret(evade, secret: str) -> None:
+    hidden = f"creds {evade(secret)} for ci"
+    admitted = gate.admit({"text": hidden})
+    assert admitted.rejected and "secret" in admitted.rejected, hidden
+    masked = gate.admit({"text": hidden}, redact=True).fields["text"]
+    assert "[REDACTED:" in masked and secret[-8:] not in masked and masked.endswith("] for ci"), masked
+
+
 def test_update_passes_the_same_gate(mem) -> None:
     memory_id = mem("add", "a memory to change").records[0]["id"]
     for args, message in [
@@ -220,3 +235,28 @@ def test_mcp_add_and_update_pass_the_gate() -> None:
 
     anyio.run(main)
 
+
+# --------------------------------------------------------------------------- bench/hostile.py
+
+
+def test_hostile_bench_runs_a_sample_and_counts_what_it_sees(capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "hostile.py"
+    spec = importlib.util.spec_from_file_location("bench_hostile", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    classes = {c.cls for c in module.corpus()}
+    assert len(module.corpus()) >= 150 and len(classes) >= 12
+    argv = ["--sample", "3", "--json", "--timeout", "60"]
+    for cls in ("secret in a field", "numbers and types", "update gate"):
+        argv += ["--class", cls]
+    assert module.main(argv) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    total = rows[-1]
+    assert total["class"] == "total" and total["n"] == 3
+    assert total["internal"] == 0 and total["hangs"] == 0 and total["changed"] == 0 and total["leaks"] == 0
+    exits = {row["class"]: row["exit"] for row in rows[:-1]}
+    assert exits["secret in a field"] == {"0": 1} and exits["numbers and types"] == {"4": 1}
+    assert exits["update gate"] == {"4": 1}
