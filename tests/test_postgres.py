@@ -268,3 +268,18 @@ def test_a_write_whose_backend_is_killed_leaves_nothing_half_written(pg_url: str
     with Store.open(pg_url) as store:
         counts = store.counts()
         assert counts["memories"] == counts["fts"] == counts["changelog"] == 0
+
+
+def test_the_config_file_can_name_the_server(pg_url: str, isolated_env: dict[str, str],
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from tests.test_backends import cli
+
+    config = Path(isolated_env["XDG_CONFIG_HOME"]) / "mem" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'db = "{pg_url}"\n')
+    monkeypatch.delenv("MEM_DB")
+    assert cli("add", "The config file points mem at the team server").code == 0
+    stats = cli("stats", "--json").records[0]
+    assert stats["path"].startswith("postgresql://") and stats["memories"] == 1
