@@ -41,7 +41,9 @@ def detect_weighted(n: int, pairs: "Any", weights: "Any", resolution: float = 1.
     index array, each pair once, ``weights`` its weights.
 
     Leiden is igraph's own (C) implementation with the modularity objective: on a 3,000-memory
-    graph 0.13 s against 1.5 s for ``leidenalg``'s, with the same or higher modularity.
+    graph 0.13 s against 1.5 s for ``leidenalg``'s, with the same or higher modularity. Two
+    iterations: at 100k memories iterating until stable took 9.8 s against 5.8 s for the same
+    modularity (.88105).
     """
     if not len(pairs):
         return "none", []
@@ -63,7 +65,7 @@ def detect_weighted(n: int, pairs: "Any", weights: "Any", resolution: float = 1.
         igraph.set_random_number_generator(random.Random(SEED))  # reproducible, and the global RNG untouched
         try:
             clusters = g.community_leiden(objective_function="modularity", weights=weights.tolist(),
-                                          resolution=resolution, n_iterations=-1)
+                                          resolution=resolution, n_iterations=2)
         finally:
             igraph.set_random_number_generator(random)
         found = [sorted(c) for c in clusters]

@@ -112,17 +112,22 @@ def weighted_arrays(store: "Store", scope: str) -> tuple[Any, Any, Any]:
     pair once) and the summed float64 weight of each pair."""
     import numpy as np
 
-    rowids = np.asarray(sql.scope_live_rowids(store, scope), dtype=np.int64)
+    live = sql.scope_live_ids(store, scope)
+    rowids = np.asarray([rowid for _, rowid in live], dtype=np.int64)
+    index = {memory_id: i for i, (memory_id, _) in enumerate(live)}
     src: list[Any] = []
     dst: list[Any] = []
     weights: list[Any] = []
-    edges = sql.scope_edge_rows(store, scope)
+    edges = sql.all_edge_rows(store)
     if edges:
-        a, b, layer, w = zip(*edges)
-        factor = np.array([LAYER_WEIGHT.get(name, 1.0) for name in layer])
-        src.append(np.asarray(a, dtype=np.int64))
-        dst.append(np.asarray(b, dtype=np.int64))
-        weights.append(factor * np.maximum(0.0, np.asarray(w, dtype=np.float64)))
+        get, factor = index.get, LAYER_WEIGHT.get
+        a = np.fromiter((get(e[0], -1) for e in edges), dtype=np.int64, count=len(edges))
+        b = np.fromiter((get(e[1], -1) for e in edges), dtype=np.int64, count=len(edges))
+        w = np.fromiter((factor(e[2], 1.0) * max(0.0, e[3]) for e in edges), dtype=np.float64, count=len(edges))
+        inside = (a >= 0) & (b >= 0)  # both ends live in this scope
+        src.append(rowids[a[inside]])
+        dst.append(rowids[b[inside]])
+        weights.append(w[inside])
     mentions = sql.scope_mention_rows(store, scope, ENTITY_FAN_MAX)
     start = 0
     while start < len(mentions):
@@ -142,7 +147,7 @@ def weighted_arrays(store: "Store", scope: str) -> tuple[Any, Any, Any]:
     s, d, w = np.concatenate(src), np.concatenate(dst), np.concatenate(weights)
     si, di = np.searchsorted(rowids, s), np.searchsorted(rowids, d)
     si_ok, di_ok = np.minimum(si, len(rowids) - 1), np.minimum(di, len(rowids) - 1)
-    keep = (rowids[si_ok] == s) & (rowids[di_ok] == d) & (s != d)  # both ends live in the scope
+    keep = (rowids[si_ok] == s) & (rowids[di_ok] == d) & (s != d)  # both ends live in the scope, no loops
     lo, hi, w = np.minimum(si, di)[keep], np.maximum(si, di)[keep], w[keep]
     keys, inverse = np.unique(lo * len(rowids) + hi, return_inverse=True)
     summed = np.bincount(inverse, weights=w, minlength=len(keys))
