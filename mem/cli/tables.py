@@ -16,7 +16,7 @@ DEFAULT_COLUMNS = {
     "memory": ("id", "kind", "layer", "status", "text", "when"),
     "outcome": ("line", "status", "id", "reason"),
     "event": ("at", "id", "kind", "text"),
-    "finding": ("finding", "id", "other", "detail", "text"),
+    "finding": ("finding", "id", "other", "source", "detail", "text"),
     "action": ("phase", "action", "id", "detail"),
 }
 # Columns whose values are memory ids: shown as handles.
