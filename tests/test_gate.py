@@ -260,3 +260,18 @@ def test_hostile_bench_runs_a_sample_and_counts_what_it_sees(capsys: pytest.Capt
     exits = {row["class"]: row["exit"] for row in rows[:-1]}
     assert exits["secret in a field"] == {"0": 1} and exits["numbers and types"] == {"4": 1}
     assert exits["update gate"] == {"4": 1}
+
+
+def test_a_consolidation_merge_passes_the_gate(mem, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In process (run_mem calls mem.cli.main here), so the gate can be bypassed for the setup only."""
+    # Memories stored before the gate scanned tags: a merge would carry the tag into a new memory.
+    with monkeypatch.context() as patched:
+        patched.setattr(gate, "_screen", lambda admitted, redact: None)
+        for ending in ("", " today", " again"):
+            added = mem("add", f"The nightly deploy runs at 9am from the ci box{ending}", "--tag", AWS, "--keep-near")
+            assert added.code == 0, added.stderr
+    result = mem("consolidate", "--phase", "compress", "--json")
+    assert result.code == 0, result.stderr
+    merges = [r for r in result.records if r.get("phase") == "compress" and r.get("action") in ("merge", "skip")]
+    assert merges and all(r["action"] == "skip" and "secret" in r["reason"] for r in merges), merges
+    assert len(_stored(mem)) == 3
