@@ -28,6 +28,7 @@ def sh(command: str, input: str | None = None) -> subprocess.CompletedProcess[st
     return subprocess.run(["sh", "-c", command], input=input, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # five interpreters and two shells
 def test_console_script_adds_searches_pipes_and_exits_with_the_readme_codes(mem_script: str) -> None:
     mem = shlex.quote(mem_script)
     added = sh(f"printf '%s\\n' '{{\"text\": \"The release checklist lives in docs/release.md\"}}' | {mem} add -")

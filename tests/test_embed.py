@@ -38,6 +38,7 @@ def test_minilm_vectors():
     assert v[0] @ v[1] > 0.5 > v[0] @ v[2]
 
 
+@pytest.mark.slow  # loads the ONNX model
 def test_minilm_gives_a_text_the_same_vector_alone_or_in_bulk():
     """Bulk calls (more than one onnxruntime batch) use their own session tuned for throughput;
     the vectors must not depend on which session or batch a text went through."""
