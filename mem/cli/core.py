@@ -54,6 +54,7 @@ def add(
     keep_near: Annotated[bool, typer.Option("--keep-near", help="Store near duplicates (cosine >= 0.95) anyway")] = False,
     text_mode: Annotated[bool, typer.Option("--text", help="Treat the arguments as text even if one names a file")] = False,
     extract: Annotated[Optional[str], typer.Option("--extract", help="Ask a local Ollama model (MEM_LLM) for entities; falls back to the heuristics")] = None,
+    bulk: Annotated[bool, typer.Option("--bulk", help="Link the batch in one finishing pass at the end (same graph, faster)")] = False,
     db: DbOption = None, scope: ScopeOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
@@ -76,7 +77,8 @@ def add(
             records = list(read_records(stream, source=inputs[0] if inputs[0] != "-" else "<stdin>"))
     else:
         records = [(None, {"text": " ".join(inputs)})]
-    options = add_stage.AddOptions(redact=redact, keep_near=keep_near, defaults=defaults, extract=extract)
+    options = add_stage.AddOptions(redact=redact, keep_near=keep_near, defaults=defaults, extract=extract,
+                                   bulk=bulk)
     table = use_table(fmt, json)
     with open_context(db, scope=scope if scope != "*" else None, embedder=embedder, now=now, create=True) as ctx:
         outcomes, stopped = collect_batch(add_stage.run(ctx, records, options))
@@ -316,7 +318,11 @@ def import_(
     db: DbOption = None, embedder: EmbedderOption = None, now: NowOption = None, quiet: QuietOption = False,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Import memories, keeping their ids; importing the same file again adds nothing."""
+    """Import memories, keeping their ids; importing the same file again adds nothing.
+
+    Links are made in one finishing pass at the end (the graph eager intake builds); an import that
+    was interrupted is finished by the rerun or by 'mem consolidate'.
+    """
     from mem.jsonl import read_records
     from mem.stages import io
 
@@ -325,7 +331,7 @@ def import_(
     from mem.cli.progress import progress
 
     with open_context(db, embedder=embedder, now=now, create=True) as ctx, progress("import", len(records), quiet=quiet) as advance:
-        outcomes, stopped = collect_batch(io.import_records(ctx, records, redact=redact), advance)
+        outcomes, stopped = collect_batch(io.import_records(ctx, records, redact=redact, bulk=True), advance)
         emit(outcomes, table=use_table(fmt, json), ctx=ctx)
     if stopped:
         raise interrupted(outcomes, len(records), f"run 'mem import {file}'")

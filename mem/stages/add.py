@@ -2,7 +2,9 @@
 
 validate -> secret scan -> exact duplicate -> embed -> near duplicate -> enrich -> store -> link.
 The whole batch is validated before anything is written; writes go in short transactions of
-``CHUNK`` records so a concurrent writer never waits long.
+``CHUNK`` records so a concurrent writer never waits long. A bulk intake (``AddOptions.bulk``)
+runs the same gate and writes, and defers linking and assertions to one finishing pass at the end
+(``mem.stages.finish``), which builds the same graph.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class AddOptions:
     near_threshold: float = NEAR_DUPLICATE
     defaults: dict[str, Any] = field(default_factory=dict)  # flag values applied where a record has none
     extract: str | None = None  # "ollama": a local model names the entities (heuristics on any failure)
+    bulk: bool = False  # link and index assertions in one pass at the end (mem.stages.finish), not per memory
 
 
 @dataclass
@@ -184,8 +187,32 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
     options = options or AddOptions()
     if options.extract not in (None, "ollama"):
         raise BadInput(f"unknown extractor {options.extract!r}; the only one is 'ollama'")
+    if options.bulk and options.extract:
+        raise BadInput("--bulk does not combine with --extract: the finishing pass uses the heuristic entities")
     drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
+    if options.bulk:
+        yield from _bulk(ctx, drafts, options)
+        return
     yield from store_drafts(ctx, drafts, options)
+
+
+def _bulk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
+    """Store every draft with its graph deferred, yielding each outcome once its chunk is committed;
+    then finish the graph (this run's memories and any an interrupted run left) and update the
+    outcomes already yielded in place to what eager intake reports (``superseded`` included), so a
+    caller that collects them (the CLI) prints those."""
+    from mem.stages import finish
+
+    outcomes = []
+    for outcome in store_drafts(ctx, drafts, options):
+        outcomes.append(outcome)
+        yield outcome
+    finished = finish.run(ctx)
+    for draft, outcome in zip(drafts, outcomes):
+        done = finished.get(outcome.id) if outcome.status == "added" else None
+        if done is not None:
+            outcome.status = done.status
+            outcome.detail = _detail(draft, done.superseded_by, done.supersedes)
 
 
 def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
@@ -224,6 +251,8 @@ def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> No
     if live:
         for draft, vector in zip(live, ctx.embedder.embed([d.memory.text for d in live])):
             draft.vector = vector
+    if options.bulk:
+        return  # entities and assertions come in the finishing pass (mem.stages.finish)
     if options.extract == "ollama":
         _extract_entities(ctx, live)
     for draft in live:
@@ -282,6 +311,7 @@ class _Chunk:
         self.ids = ids_of(store, sorted({rowid for hits in self.found for rowid, _ in hits}))
         self.stored: list[tuple[int, int, str]] = []  # (vector row, rowid, scope) of drafts stored in this chunk
         self.new_vectors: list[tuple[int, str, Any]] = []
+        self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
 
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
         """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier drafts."""
@@ -307,9 +337,18 @@ class _Chunk:
             self.stored.append((row, rowid, memory.scope))
             self.new_vectors.append((rowid, memory.scope, draft.vector))
 
+    def defer(self, rowid: int, neighbours: list[tuple[int, float]] | None) -> None:
+        """Bulk intake: leave ``rowid``'s links to the finishing pass, with the neighbours found for it now."""
+        import orjson
+
+        self.deferred.append((rowid, None if neighbours is None else orjson.dumps(neighbours).decode()))
+
     def finish(self) -> None:
         """Write the chunk's vectors in one statement each, then let a warm vector index pick them up."""
+        from mem.store import pending
+
         self.ctx.store.put_vectors(self.new_vectors)
+        pending.add(self.ctx.store, self.deferred)
         self.ctx.vectors.add()
 
 
@@ -348,18 +387,27 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
         memory.id = ids.uuid7(_unix_ms(memory.created_at))
     rowid = store.insert_memory(memory)
     chunk.remember(draft, rowid)
+    if options.bulk:
+        chunk.defer(rowid, neighbours)
+        return Outcome("added", id=memory.id, line=draft.line, detail=_detail(draft, None, []))
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
                       neighbour_ids=chunk.ids)
     superseded = supersede.check(ctx, rowid, memory, draft.assertions, neighbours=neighbours)  # reads the entities
     status, superseded = supersede.resolve_status(superseded, memory.id)
-    detail: dict[str, Any] = {"kind": memory.kind, "layer": memory.layer}
-    if status == "superseded":
-        detail["superseded_by"] = store.get(memory.id).superseded_by
+    superseded_by = store.get(memory.id).superseded_by if status == "superseded" else None
+    return Outcome(status, id=memory.id, line=draft.line, detail=_detail(draft, superseded_by, superseded))
+
+
+def _detail(draft: Draft, superseded_by: str | None, superseded: list[str]) -> dict[str, Any]:
+    """An added memory's outcome detail: kind, layer, what it superseded or was superseded by, redactions."""
+    detail: dict[str, Any] = {"kind": draft.memory.kind, "layer": draft.memory.layer}
+    if superseded_by:
+        detail["superseded_by"] = superseded_by
     if superseded:
         detail["supersedes"] = superseded
     if draft.redacted:
         detail["redacted"] = draft.redacted
-    return Outcome(status, id=memory.id, line=draft.line, detail=detail)
+    return detail
 
 
 def nearest_live(ctx: "Context", found: list[tuple[int, float]]) -> tuple[Memory, float] | None:

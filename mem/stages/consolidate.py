@@ -1,6 +1,7 @@
 """Consolidation ("sleep"): replay, reorganize, compress, prune. Cron-safe, idempotent, ``dry_run``-able.
 
-- ``replay``: index the assertions of memories stored before the contradiction index existed
+- ``replay``: finish the graph of a bulk import that was interrupted (``mem.stages.finish``), index the
+  assertions of memories stored before the contradiction index existed
   (and resolve their contradictions), then refresh the ``see_also`` links of memories created or
   used since the last run (``mem.stages.link.link_semantic``).
 - ``reorganize``: communities and centroids per scope (``mem.stages.graph.communities``; when the
@@ -225,6 +226,14 @@ def _replay(ctx: "Context", state: _Run, stats: dict[str, Any]) -> Iterator[dict
 
     options = state.options
     stats.update(indexed=0, superseded=0, relinked=0, links=0, failed=0)
+    # 0. an interrupted bulk import left its graph unfinished: finish it first, in rowid order over every
+    # scope (mem.stages.finish), so step 1 never takes those memories out of that order
+    from mem.stages import finish
+
+    if options.dry_run:
+        stats["unfinished"] = finish.waiting(ctx)
+    else:
+        stats["finished"] = len(finish.run(ctx))
     # 1. memories stored before the assertion index existed: index them, resolving conflicts in rowid
     # order. The rowid cursor moves past every row read, indexed or not, so the loop ends.
     last = 0

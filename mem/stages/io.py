@@ -46,8 +46,9 @@ def records_of(store: "Store", memories: list["Memory"]) -> list[dict[str, Any]]
 
 
 def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]], *,
-                   redact: bool = False) -> Iterator[Outcome]:
+                   redact: bool = False, bulk: bool = False) -> Iterator[Outcome]:
     """Import through the intake gate, keeping ids: importing the same file twice adds nothing.
+    ``bulk`` defers linking to one finishing pass (``mem.stages.finish``): the same graph, sooner.
 
     Each record's ``links`` (from ``export``) come back once every memory is stored: edges between
     two memories that exist are restored (manual links and supersessions included), the others
@@ -59,7 +60,7 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
     edges = [edge for line, raw in records for edge in links_of(raw, ctx.now_iso(), line)]
     stripped = [(line, {k: v for k, v in raw.items() if k != "links"}) for line, raw in records]
     dangling = _dangling(ctx, stripped)
-    for outcome in add.run(ctx, stripped, add.AddOptions(redact=redact), keep_ids=True):
+    for outcome in add.run(ctx, stripped, add.AddOptions(redact=redact, bulk=bulk), keep_ids=True):
         if outcome.line in dangling and outcome.status in ("added", "superseded"):
             outcome.detail["warnings"] = [f"superseded_by {dangling[outcome.line]!r} names no memory in the input "
                                           "or the database: cleared, so the memory stays visible"]

@@ -98,10 +98,11 @@ def recent_mentioners(store: "Store", entity_id: int, before_rowid: int, limit: 
 
 
 def recent_in_scope(store: "Store", scope: str, created_at: str, rowid: int, limit: int) -> list[int]:
-    """The latest ``limit`` memories of ``scope`` created at or before ``created_at`` (not ``rowid``
-    itself): one range of the (scope, created_at) index, however large the scope."""
+    """The latest ``limit`` memories of ``scope`` created at or before ``created_at`` and stored before
+    ``rowid`` (what intake of ``rowid`` saw: a bulk import's finishing pass runs once later rows
+    exist): one range of the (scope, created_at) index, however large the scope."""
     rows = store.conn.execute(
-        "SELECT rowid FROM memories WHERE scope = ? AND created_at <= ? AND rowid != ? "
+        "SELECT rowid FROM memories WHERE scope = ? AND created_at <= ? AND rowid < ? "
         "ORDER BY created_at DESC LIMIT ?",
         (scope, created_at, rowid, limit),
     )
@@ -123,7 +124,10 @@ def brief(store: "Store", rowids: Sequence[int]) -> dict[int, tuple[str, str, st
 # ------------------------------------------------------------------------------------ sessions
 def session_members(store: "Store", scope: str, key: Any, created_at: str, rowid: int, k: int,
                     *, before: bool) -> list[tuple[int, str]]:
-    """Up to ``k`` memories of the same session just before (or after) a point, nearest first: (rowid, id)."""
+    """Up to ``k`` memories of the same session just before (or after) a point, nearest first: (rowid, id).
+
+    Only memories stored before ``rowid`` count, as at its intake (a bulk import's finishing pass
+    links ``rowid`` once later rows exist)."""
     if before:
         cond = "(m.created_at < ? OR (m.created_at = ? AND m.rowid < ?))"
         order = "m.created_at DESC, m.rowid DESC"
@@ -132,8 +136,8 @@ def session_members(store: "Store", scope: str, key: Any, created_at: str, rowid
         order = "m.created_at ASC, m.rowid ASC"
     rows = store.conn.execute(
         f"SELECT m.rowid, m.id FROM memories m WHERE m.scope = ? AND {SESSION_KEY} = ? AND {cond} "
-        f"ORDER BY {order} LIMIT ?",
-        (scope, key, created_at, created_at, rowid, k),
+        f"AND m.rowid < ? ORDER BY {order} LIMIT ?",
+        (scope, key, created_at, created_at, rowid, rowid, k),
     )
     return [(int(r), str(i)) for r, i in rows]
 

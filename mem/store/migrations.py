@@ -292,6 +292,22 @@ def m008_structure(conn: Connection) -> None:
     run_script(conn, "ALTER TABLE memories ADD COLUMN structure TEXT NOT NULL DEFAULT 'narrative';")
 
 
+def m009_pending_links(conn: Connection) -> None:
+    """Bulk import defers the graph (``mem.stages.finish``): ``pending_links`` holds each memory a bulk
+    import stored whose links and assertions are not made yet, with the nearest neighbours intake
+    found for it (JSON ``[[rowid, cosine], ...]``, NULL when it has no vector), written in the same
+    transaction as the memory, so an interrupted import leaves exactly the rows still to finish."""
+    run_script(conn,
+        """
+        CREATE TABLE pending_links (
+            memory_rowid INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+            neighbours TEXT
+        );
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
-                                                  m005_fts_epoch, m006_id_handles, m007_scopes, m008_structure]
+                                                  m005_fts_epoch, m006_id_handles, m007_scopes, m008_structure,
+                                                  m009_pending_links]
 LATEST = len(MIGRATIONS)

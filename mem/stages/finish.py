@@ -1,0 +1,75 @@
+"""The finishing pass of a bulk import: the links and assertions eager intake makes right after each
+insert, made afterwards in large batches.
+
+Bulk intake (``AddOptions.bulk``: ``mem import``, ``mem add - --bulk``) runs the whole gate and
+stores rows, FTS and vectors at once, so search works at once, and records each new memory in
+``pending_links`` with the nearest neighbours it found (``mem.store.pending``), in the memory's own
+transaction. This pass then runs ``link.after_insert`` and ``supersede.check`` for the pending
+memories in rowid order, one transaction per batch that also forgets its rows, so an interrupted
+import leaves only whole batches and the rerun (or ``mem consolidate``) goes on where it stopped.
+
+The finished graph is the one eager intake builds: eager linking of rowid r sees only rows < r,
+and so does this pass. The neighbours were found before r was stored, the temporal and causal
+lookups stop at r (``mem.store.graph.session_members``, ``recent_in_scope``), and the entities,
+mentions and assertions of later rows do not exist yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from mem.stages import link, supersede
+from mem.store import pending
+
+if TYPE_CHECKING:
+    from mem.stages.context import Context
+
+BATCH = 500  # pending memories finished per transaction (a kill loses at most one batch of work)
+
+
+@dataclass
+class Finished:
+    """What linking did to one memory: eager intake's status (``added`` | ``superseded``) and details."""
+
+    status: str
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: str | None = None
+
+
+def waiting(ctx: "Context") -> int:
+    """How many memories a bulk import stored whose graph is not finished."""
+    return pending.count(ctx.store)
+
+
+def run(ctx: "Context", *, batch: int = BATCH) -> dict[str, Finished]:
+    """Finish every pending memory, lowest rowid first; returns memory id -> what linking did."""
+    out: dict[str, Finished] = {}
+    while True:
+        with ctx.store.write():  # read inside the write lock: two finishing passes never take the same rows
+            rows = pending.first(ctx.store, batch)
+            if rows:
+                _finish(ctx, rows, out)
+                pending.done(ctx.store, [rowid for rowid, _ in rows])
+        if len(rows) < batch:
+            return out
+
+
+def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, Finished]) -> None:
+    import orjson
+
+    store = ctx.store
+    memories = store.by_rowids([rowid for rowid, _ in rows])
+    found, matrix = store.vectors_for(list(memories))
+    vectors = dict(zip(found, matrix))
+    for rowid, stored in rows:
+        memory = memories.get(rowid)
+        if memory is None:
+            continue  # purged since
+        neighbours = None if stored is None else [(int(r), float(sim)) for r, sim in orjson.loads(stored)]
+        link.after_insert(ctx, rowid, memory, vectors.get(rowid), entities=link.entities_of(memory),
+                          neighbours=neighbours)
+        superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours)
+        status, superseded = supersede.resolve_status(superseded, memory.id)
+        out[memory.id] = Finished(status, superseded,
+                                  store.get(memory.id).superseded_by if status == "superseded" else None)
