@@ -246,3 +246,17 @@ def test_bulk_import_killed_anywhere_is_consistent_and_the_rerun_finishes_it(mem
     assert got["pending"] == 0
     for part in ("edges", "memories", "entities", "mentions", "assertions"):
         assert got[part] == expected[part], part
+
+
+def test_bulk_import_bench_harness_runs_and_both_builds_agree(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_bulk_import", ROOT / "bench/bulk_import.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    texts = list(memory_texts(150))
+    eager = bench.build(tmp_path / "e.db", texts, "hash", bulk=False)
+    bulk = bench.build(tmp_path / "b.db", texts, "hash", bulk=True)
+    assert eager["finishing"] == 0 < bulk["finishing"] < bulk["seconds"]
+    assert eager["counts"] == bulk["counts"] and eager["counts"][0] > 0

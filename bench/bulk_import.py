@@ -1,0 +1,101 @@
+"""Bulk import against eager intake: memories/s through the same gate, the finishing pass timed apart.
+
+    python bench/bulk_import.py                          # 10k hash, 2 interleaved pairs
+    python bench/bulk_import.py --sizes 100000 --pairs 1 # the long one
+    python bench/bulk_import.py --sizes 100000 --bulk-only
+
+Each run builds a fresh database from the same synthetic texts (sessions in ``meta.session``) in one
+``mem.stages.add.run`` call, as ``mem add - < file`` does: eager links every memory as it is stored;
+bulk (``AddOptions(bulk=True)``, what ``mem import`` and ``mem add - --bulk`` use) stores rows, FTS and
+vectors first and links in the finishing pass (``mem.stages.finish.run``), whose time is printed on
+its own. Pairs alternate which goes first, so machine drift hits both; the ratio is the figure to quote.
+Each pair also checks that both databases hold the same number of edges, entity mentions and assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import benchlib  # noqa: E402,F401  (puts the repo on sys.path)
+from synth import memory_texts  # noqa: E402
+
+
+def build(db: Path, texts: list[str], embedder: str, *, bulk: bool) -> dict[str, Any]:
+    """Intake of ``texts`` into a new database: wall seconds, the finishing pass's share, graph counts."""
+    from mem.config import resolve_settings
+    from mem.stages import add, finish
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    settings = resolve_settings(db=db, embedder=embedder, scope="bench", now="2026-06-01T12:00:00Z")
+    records = [(i + 1, {"text": t, "meta": {"session": f"s{i % 50}"}}) for i, t in enumerate(texts)]
+    finishing: list[float] = []
+    real_run = finish.run
+
+    def timed_run(ctx: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return real_run(ctx, **kwargs)
+        finally:
+            finishing.append(time.perf_counter() - started)
+
+    finish.run = timed_run
+    try:
+        with Store.open(db) as store:
+            ctx = Context(store=store, settings=settings)
+            ctx.embedder  # load outside the clock
+            start = time.perf_counter()
+            statuses = [o.status for o in add.run(ctx, records, add.AddOptions(keep_near=True, bulk=bulk))]
+            seconds = time.perf_counter() - start
+            counts = store.conn.execute(
+                "SELECT (SELECT COUNT(*) FROM edges), (SELECT COUNT(*) FROM memory_entities), "
+                "(SELECT COUNT(*) FROM assertions)").fetchone()
+    finally:
+        finish.run = real_run
+    assert statuses.count("added") + statuses.count("superseded") == len(texts), "every text is new"
+    return {"seconds": seconds, "finishing": sum(finishing), "counts": tuple(counts)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000])
+    parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--embedder", default="hash")
+    parser.add_argument("--bulk-only", action="store_true", help="skip the eager runs (100k eager takes minutes)")
+    args = parser.parse_args()
+    for n in args.sizes:
+        texts = list(memory_texts(n))
+        ratios = []
+        for pair in range(args.pairs):
+            order = [True] if args.bulk_only else ([False, True] if pair % 2 == 0 else [True, False])
+            runs: dict[bool, dict[str, Any]] = {}
+            for bulk in order:
+                with tempfile.TemporaryDirectory(prefix="mem-bulk-") as tmp:
+                    runs[bulk] = build(Path(tmp) / "mem.db", texts, args.embedder, bulk=bulk)
+            b = runs[True]
+            store_s = b["seconds"] - b["finishing"]
+            line = (f"n={n} {args.embedder} pair {pair + 1}: bulk {n / b['seconds']:,.0f}/s overall, import "
+                    f"{n / store_s:,.0f}/s ({store_s:.1f} s) + finishing {b['finishing']:.1f} s")
+            if False in runs:
+                e = runs[False]
+                ratio = e["seconds"] / b["seconds"]
+                ratios.append((ratio, e["seconds"] / store_s))
+                same = "same graph counts" if e["counts"] == b["counts"] else f"COUNTS DIFFER {e['counts']} vs {b['counts']}"
+                line += (f"; eager {n / e['seconds']:,.0f}/s ({e['seconds']:.1f} s); bulk/eager overall x{ratio:.2f}, "
+                         f"import alone x{e['seconds'] / store_s:.2f}; {same}")
+            print(line, flush=True)
+        if ratios:
+            print(f"n={n} median over {len(ratios)} pairs: bulk overall x{statistics.median(r for r, _ in ratios):.2f} "
+                  f"eager's rate, import alone x{statistics.median(r for _, r in ratios):.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
