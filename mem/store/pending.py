@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 def add(store: "Store", rows: Sequence[tuple[int, str | None]]) -> None:
     """Record ``(memory rowid, neighbours JSON)`` rows inside the write transaction that stored them."""
     if rows:
-        store.conn.executemany("INSERT OR REPLACE INTO pending_links(memory_rowid, neighbours) VALUES (?, ?)", rows)
+        store.conn.executemany("INSERT INTO pending_links(memory_rowid, neighbours) VALUES (?, ?)", rows)  # new rowids only
 
 
 def first(store: "Store", limit: int) -> list[tuple[int, str | None]]:
