@@ -212,7 +212,8 @@ def _bulk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Itera
         done = finished.get(outcome.id) if outcome.status == "added" else None
         if done is not None:
             outcome.status = done.status
-            outcome.detail = _detail(draft, done.superseded_by, done.supersedes)
+            # merged, not replaced: a caller may have added to the detail meanwhile (import's warnings)
+            outcome.detail = {**outcome.detail, **_detail(draft, done.superseded_by, done.supersedes)}
 
 
 def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
