@@ -54,7 +54,7 @@ def add(
     keep_near: Annotated[bool, typer.Option("--keep-near", help="Store near duplicates (cosine >= 0.95) anyway")] = False,
     text_mode: Annotated[bool, typer.Option("--text", help="Treat the arguments as text even if one names a file")] = False,
     extract: Annotated[Optional[str], typer.Option("--extract", help="Ask a local Ollama model (MEM_LLM) for entities; falls back to the heuristics")] = None,
-    bulk: Annotated[bool, typer.Option("--bulk", help="Link the batch in one finishing pass at the end (same graph, faster)")] = False,
+    bulk: Annotated[bool, typer.Option("--bulk", help="Store the whole batch first (searchable at once), then link it in one finishing pass: the same graph")] = False,
     db: DbOption = None, scope: ScopeOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
