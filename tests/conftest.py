@@ -299,3 +299,17 @@ def mem():
 
 def jsonl(*records: dict[str, Any]) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def add_records(*records: dict[str, Any]) -> list[str]:
+    """``mem add -`` with these records; the ids, asserting success."""
+    result = run_mem("add", "-", input=jsonl(*records))
+    assert result.code == 0, result.stderr
+    return [r["id"] for r in result.records]
+
+
+def search_records(query: str, *args: str) -> list[dict[str, Any]]:
+    """``mem search QUERY ARGS``'s hits, asserting success."""
+    result = run_mem("search", query, *args)
+    assert result.code == 0, result.stderr
+    return result.records

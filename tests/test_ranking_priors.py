@@ -16,21 +16,9 @@ from hypothesis import strategies as st
 
 from mem.score.fusion import base_level, prior, seed_score, spread_term, spreading
 from mem.score.tokens import fisher_rao, gaussian, maxsim, unit_rows
-from tests.conftest import jsonl, run_mem
+from tests.conftest import add_records as add, jsonl, run_mem, search_records as search
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
-
-
-def add(*records: dict) -> list[str]:
-    result = run_mem("add", "-", input=jsonl(*records))
-    assert result.code == 0, result.stderr
-    return [r["id"] for r in result.records]
-
-
-def search(query: str, *args: str) -> list[dict]:
-    result = run_mem("search", query, *args)
-    assert result.code == 0, result.stderr
-    return result.records
 
 
 # ------------------------------------------------------------------------------------- pure terms

@@ -7,19 +7,7 @@ import pytest
 
 from mem.score.fusion import peak_factor
 from mem.score.speaker import self_referring, speaker_factors, speaker_of, wanted_speakers
-from tests.conftest import jsonl, run_mem
-
-
-def add(*records: dict) -> list[str]:
-    result = run_mem("add", "-", input=jsonl(*records))
-    assert result.code == 0, result.stderr
-    return [r["id"] for r in result.records]
-
-
-def search(query: str, *args: str) -> list[dict]:
-    result = run_mem("search", query, *args)
-    assert result.code == 0, result.stderr
-    return result.records
+from tests.conftest import add_records as add, jsonl, run_mem, search_records as search
 
 
 # ------------------------------------------------------------------------------------ pure parts
