@@ -8,6 +8,10 @@ temporary folder in a few seconds). Where the wheel is not installed or the serv
 - ``pg_url``: a new database on it for this test (migrated); ``pg_empty_url``: one with nothing;
 - ``backend``: parametrised ``sqlite`` / ``postgresql``; points ``MEM_DB`` at a fresh SQLite file
   or a fresh PostgreSQL database, so a test that takes it runs against both.
+
+Every test that needs the server is marked ``slow``: starting one server per xdist worker and a
+database per test is a third of the inner loop (``-m 'not slow'``: 36 s with them, 25 s without);
+CI and the README's test command run them all.
 """
 
 from __future__ import annotations
@@ -25,6 +29,17 @@ import pytest
 
 _counter = itertools.count()
 TEMPLATE = "mem_template"
+
+
+_SERVER_FIXTURES = frozenset({"pg_server", "pg_url", "pg_empty_url"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        on_server = _SERVER_FIXTURES & set(getattr(item, "fixturenames", ()))
+        if on_server or (callspec is not None and callspec.params.get("backend") == "postgresql"):
+            item.add_marker(pytest.mark.slow)
 
 
 def database_url(admin_url: str, name: str) -> str:

@@ -288,6 +288,7 @@ def test_doctor_warns_about_what_others_can_do_not_about_a_readable_folder(mem, 
 # --------------------------------------------------------------------------- Ctrl-C during a batch
 
 
+@pytest.mark.slow  # a real process (or several): full suite and CI only
 @pytest.mark.parametrize("command", ["import", "add"])
 def test_ctrl_c_during_a_batch_reports_what_committed_and_how_to_resume(tmp_path: Path, command: str) -> None:
     import sqlite3

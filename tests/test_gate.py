@@ -239,6 +239,7 @@ def test_mcp_add_and_update_pass_the_gate() -> None:
 # --------------------------------------------------------------------------- bench/hostile.py
 
 
+@pytest.mark.slow  # a real process (or several): full suite and CI only
 def test_hostile_bench_runs_a_sample_and_counts_what_it_sees(capsys: pytest.CaptureFixture[str]) -> None:
     import importlib.util
 

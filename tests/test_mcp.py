@@ -372,6 +372,7 @@ def test_memory_v3_agent_sync_stays_in_scope_and_never_returns_purged_text() -> 
     call(main)
 
 
+@pytest.mark.slow  # a real process (or several): full suite and CI only
 def test_scope_from_client_roots_else_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mcp.types import ListRootsResult, Root
 
@@ -546,6 +547,7 @@ def _start_http(port: int, env: dict[str, str], *args: str) -> tuple[subprocess.
     raise AssertionError("server did not start")
 
 
+@pytest.mark.slow  # a real process (or several): full suite and CI only
 @pytest.mark.parametrize("auth", ["env", "generated", "no-auth"])
 def test_streamable_http_always_needs_a_token_unless_no_auth(auth: str) -> None:
     import httpx2
@@ -660,6 +662,7 @@ class RawServer:
         self.err_reader.join(timeout=5)
 
 
+@pytest.mark.slow  # a real process (or several): full suite and CI only
 def test_stdout_carries_only_json_rpc_over_100_calls_of_every_kind() -> None:
     server = RawServer("--verbose")  # verbose: plenty of logging, all of which must go to stderr
     try:

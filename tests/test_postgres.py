@@ -242,6 +242,7 @@ main()
 """
 
 
+@pytest.mark.slow  # a real process (or several): full suite and CI only
 def test_a_write_whose_backend_is_killed_leaves_nothing_half_written(pg_url: str, pg_server: str) -> None:
     import os
 

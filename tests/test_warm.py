@@ -13,6 +13,8 @@ import pytest
 
 from tests.conftest import jsonl, run_mem_subprocess
 
+pytestmark = pytest.mark.slow  # helpers and clients are real processes: full suite and CI only
+
 CLIENT = ("import sys; sys.argv = ['mem', *sys.argv[1:]]\n"
           "from mem.cli import main\n"
           "try:\n    main()\nfinally:\n    sys.stderr.write('numpy loaded: %s\\n' % ('numpy' in sys.modules))\n")
@@ -121,7 +123,6 @@ def test_the_helper_stops_when_idle_and_is_never_required(tmp_path: Path) -> Non
     assert alone.returncode == 0 and "numpy loaded: True" in alone.stderr
 
 
-@pytest.mark.slow
 def test_a_cold_minilm_search_starts_a_helper_that_answers_the_next_one_identically(tmp_path: Path) -> None:
     env = _env(tmp_path, MEM_EMBEDDER="minilm", MEM_WARM_IDLE="30", MEM_NOW="2026-12-01T12:00:00Z")
     env["MEM_DB"] = str(tmp_path / "minilm.db")
