@@ -185,7 +185,7 @@ def check_database(db: Path, added: set[str]) -> dict[str, Any]:
 def soak(seconds: float, *, writers: int = 4, db: Path | None = None) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="mem-soak-"))
     db = db or folder / "soak.db"
-    env = {**os.environ, "MEM_DB": str(db), "MEM_EMBEDDER": "hash", "MEM_SCOPE": "soak",
+    env = {**os.environ, "MEM_DB": str(db), "MEM_EMBEDDER": "hash", "MEM_SCOPE": "soak", "MEM_WARM": "0",
            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     env.pop("MEM_NOW", None)
     # Create and bind the database first, so every process starts from the same schema.
