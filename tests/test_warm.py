@@ -137,3 +137,17 @@ def test_a_cold_minilm_search_starts_a_helper_that_answers_the_next_one_identica
         assert second.stdout == first.stdout
     finally:
         subprocess.run([sys.executable, "-m", "mem.cli.warm", "stop"], env=env, capture_output=True)
+
+
+def test_a_client_sends_nothing_to_a_socket_in_a_folder_others_can_reach(tmp_path: Path, helper) -> None:
+    env, _proc = helper
+    assert run_mem_subprocess("add", "The build cache lives in S3").code == 0
+    folder = tmp_path / "run" / "mem"
+    folder.chmod(0o755)  # as if planted, or opened up: another user could be listening there
+    try:
+        result = _client(["search", "anything", "--json"], env)
+    finally:
+        folder.chmod(0o700)
+    assert result.returncode == 0 and "numpy loaded: True" in result.stderr  # ran here instead
+    served = _client(["search", "anything", "--json"], env)
+    assert "numpy loaded: False" in served.stderr

@@ -13,7 +13,9 @@ with the same permissions.
   command simply runs in the calling process. ``MEM_WARM=0`` turns it off (the test suite does).
 - Stops when idle: ``MEM_WARM_IDLE`` seconds without a request (default 600).
 - Private: the socket sits in a 0700 folder of the user's (``$XDG_RUNTIME_DIR/mem``, else
-  ``/tmp/mem-<uid>``), and the helper serves only connections from its own user id.
+  ``/tmp/mem-<uid>``); the helper serves only connections from its own user id, and a client
+  talks only to a socket of its own user, in such a folder, whose peer is its own user id (so a
+  folder another user planted in /tmp never receives a client's environment).
 - Only commands that take no standard input are handed over (``search -`` and ``add -`` run here).
 
 ``python -m mem.cli.warm stop`` stops a running helper; ``status`` says whether one runs.
@@ -101,11 +103,16 @@ def forward(argv: list[str]) -> int | None:
     import json
 
     path = socket_path()
+    if not _private(path):
+        return None
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.settimeout(CONNECT_TIMEOUT_S)
         conn.connect(str(path))
     except OSError:
+        return None
+    if not _same_user(conn):  # never hand our environment to another user's process
+        conn.close()
         return None
     try:
         import shutil
@@ -234,8 +241,10 @@ def serve(embedder: str | None = None, idle_s: float | None = None) -> None:
     idle_s = float(os.environ.get("MEM_WARM_IDLE", IDLE_S)) if idle_s is None else idle_s
     path = socket_path()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    folder = path.parent.stat()
-    if folder.st_uid != os.getuid() or folder.st_mode & 0o077:
+    folder = os.lstat(path.parent)
+    import stat
+
+    if not stat.S_ISDIR(folder.st_mode) or folder.st_uid != os.getuid() or folder.st_mode & 0o077:
         return  # someone else's folder, or open to others: never serve from it
     key = code_key()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -301,6 +310,20 @@ def serve(embedder: str | None = None, idle_s: float | None = None) -> None:
                 path.unlink()
         except OSError:
             pass
+
+
+def _private(path: Path) -> bool:
+    """The socket and its folder are ours and closed to others (a folder in /tmp could be planted
+    by another user to collect the environment a client sends)."""
+    try:
+        folder, sock = os.lstat(path.parent), os.lstat(path)
+    except OSError:
+        return False
+    import stat
+
+    me = os.getuid()
+    return (stat.S_ISDIR(folder.st_mode) and folder.st_uid == me and not folder.st_mode & 0o077
+            and stat.S_ISSOCK(sock.st_mode) and sock.st_uid == me)
 
 
 def _same_user(conn: socket.socket) -> bool:
