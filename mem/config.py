@@ -46,14 +46,6 @@ def config_path(env: Mapping[str, str]) -> Path:
     return _xdg(env, "XDG_CONFIG_HOME", ".config") / "mem" / "config.toml"
 
 
-def git_scope(start: Path) -> str | None:
-    """The scope of the enclosing git repository (see ``mem.scope``), or None outside one."""
-    from mem.scope import repo_scope
-
-    repo = repo_scope(start)
-    return repo.name if repo else None
-
-
 def parse_now(value: str) -> datetime:
     from mem.enrich.dates import parse_datetime
 

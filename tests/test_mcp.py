@@ -410,9 +410,9 @@ def test_a_scope_from_the_client_roots_is_a_boundary_too(tmp_path: Path, monkeyp
     monkeypatch.delenv("MEM_SCOPE")
     repo = tmp_path / "webshop"
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    from mem.config import git_scope
+    from mem.scope import repo_scope
 
-    home = git_scope(repo)
+    home = repo_scope(repo).name
     assert run_mem("add", "--scope", "billing", "Invoices are sent on the first").code == 0
 
     async def roots(_context: Any) -> ListRootsResult:

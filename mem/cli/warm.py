@@ -23,6 +23,7 @@ with the same permissions.
 
 from __future__ import annotations
 
+import io
 import os
 import socket
 import struct
@@ -31,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 FORWARDED = frozenset({"search", "add", "update"})  # the commands that load the embedder
-CODES = {b"o": "stdout", b"e": "stderr", b"x": "exit code", b"s": "stale helper", b"q": "request", b"k": "stop"}
 IDLE_S = 600.0
 CONNECT_TIMEOUT_S = 0.2
-_HEADER = struct.Struct("!cI")  # frame kind (b"o" stdout, b"e" stderr, b"x" exit code, b"q" request) + length
+# A frame: its kind, then its length. Client -> helper: b"q" request, b"k" stop. Helper -> client:
+# b"o" stdout, b"e" stderr, b"x" exit code (last), b"s" stale (another mem: run it yourself).
+_HEADER = struct.Struct("!cI")
 
 
 # ------------------------------------------------------------------ where and which
@@ -164,30 +166,24 @@ def start_in_background(embedder: str) -> None:
 
 
 # ------------------------------------------------------------------ server
-class _TTYBuffer:
-    """A byte buffer that answers isatty() as the client's stream would."""
+class _Stream(io.TextIOWrapper):
+    """A text stream over a byte buffer that answers isatty() as the client's stream would."""
 
     def __init__(self, tty: bool) -> None:
-        import io
-
-        self.raw = io.BytesIO()
+        super().__init__(io.BytesIO(), encoding="utf-8", errors="surrogateescape", write_through=True)
         self.tty = tty
 
-    def stream(self) -> Any:
-        import io
+    def isatty(self) -> bool:
+        return self.tty
 
-        tty = self.tty
-
-        class Stream(io.TextIOWrapper):
-            def isatty(self) -> bool:  # noqa: D102
-                return tty
-
-        return Stream(self.raw, encoding="utf-8", errors="surrogateescape", line_buffering=False, write_through=True)
+    def value(self) -> bytes:
+        """What was written; the stream is detached, so closing it later cannot take the bytes."""
+        self.flush()
+        return self.detach().getvalue()
 
 
 def _run_request(request: dict[str, Any]) -> tuple[int, bytes, bytes]:
     """Run one command as the client would have, then put the process back as it was."""
-    import io
     import logging
 
     from mem.cli import main_in_process
@@ -197,8 +193,7 @@ def _run_request(request: dict[str, Any]) -> tuple[int, bytes, bytes]:
     saved_umask = os.umask(int(request["umask"]))
     root = logging.getLogger()
     saved_handlers, saved_level = root.handlers[:], root.level
-    out, err = _TTYBuffer(request["tty"][1]), _TTYBuffer(request["tty"][2])
-    out_stream, err_stream = out.stream(), err.stream()
+    out_stream, err_stream = _Stream(request["tty"][1]), _Stream(request["tty"][2])
     code = 1
     try:
         os.environ.clear()
@@ -214,11 +209,6 @@ def _run_request(request: dict[str, Any]) -> tuple[int, bytes, bytes]:
     except Exception as exc:  # noqa: BLE001 - the helper must outlive any one command
         sys.stderr.write(f"mem: error: internal error in the warm helper: {type(exc).__name__}: {exc}\n")
     finally:
-        for stream in (out_stream, err_stream):
-            try:
-                stream.flush()
-            except Exception:  # noqa: BLE001
-                pass
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         sys.argv = saved_argv
         root.handlers, root.level = saved_handlers, saved_level
@@ -226,10 +216,7 @@ def _run_request(request: dict[str, Any]) -> tuple[int, bytes, bytes]:
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-    values = out.raw.getvalue(), err.raw.getvalue()
-    for stream in (out_stream, err_stream):
-        stream.detach()  # the buffers are read; do not let the wrappers close them under us
-    return (code, *values)
+    return code, out_stream.value(), err_stream.value()
 
 
 def serve(embedder: str | None = None, idle_s: float | None = None) -> None:

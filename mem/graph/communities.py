@@ -5,34 +5,17 @@ Deterministic: a fixed seed, and nodes fed in sorted order. ``detect_weighted`` 
 arrays (``mem.graph.views.weighted_arrays``): at 100k memories and a million edges, building a
 networkx graph costs more than Leiden itself.
 
->>> import networkx as nx
->>> g = nx.Graph([("a", "b"), ("b", "c"), ("a", "c"), ("x", "y")])
->>> sorted(sorted(c) for c in detect(g)[1])
-[['a', 'b', 'c'], ['x', 'y']]
+>>> import numpy as np
+>>> pairs = np.array([(0, 1), (1, 2), (0, 2), (3, 4)])
+>>> detect_weighted(5, pairs, np.ones(len(pairs)))[1]
+[[0, 1, 2], [3, 4]]
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import networkx as nx
+from typing import Any
 
 SEED = 42
-
-
-def detect(graph: "nx.Graph", resolution: float = 1.0) -> tuple[str, list[set[str]]]:
-    """``(method, communities)`` of a networkx graph: each community a set of node ids, largest first."""
-    import numpy as np
-
-    nodes = sorted(graph.nodes)
-    index = {node: i for i, node in enumerate(nodes)}
-    edges = sorted((min(index[a], index[b]), max(index[a], index[b]), float(d.get("weight", 1.0)))
-                   for a, b, d in graph.edges(data=True) if a != b)
-    pairs = np.array([(a, b) for a, b, _ in edges], dtype=np.int64).reshape(-1, 2)
-    weights = np.array([w for _, _, w in edges], dtype=np.float64)
-    method, groups = detect_weighted(len(nodes), pairs, weights, resolution)
-    return method, [{nodes[i] for i in group} for group in groups]
 
 
 def detect_weighted(n: int, pairs: "Any", weights: "Any", resolution: float = 1.0) -> tuple[str, list[list[int]]]:

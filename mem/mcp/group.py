@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from mem.records import Outcome
     from mem.stages.add import AddOptions
 
-PRIORITIES = range(1, 6)
 DEFAULT_PRIORITY = 3
 
 

@@ -81,10 +81,15 @@ def spreading(matched_fans: Sequence[int], context_size: int, strength: float = 
     >>> spreading([], 3), spreading([1, 1], 2), round(spreading([1], 2), 3)
     (0.0, 1.0, 0.5)
     """
-    if context_size <= 0 or not matched_fans:
+    return spread_of(sum(spread_term(f, strength, delta) for f in matched_fans), context_size, strength)
+
+
+def spread_of(total_strength: float, context_size: int, strength: float = SPREAD_MAX) -> float:
+    """``spreading`` from the summed ``S_j`` of the context elements a memory carries (search sums them
+    per batch of candidates)."""
+    if context_size <= 0 or total_strength <= 0:
         return 0.0
-    total = sum(spread_term(f, strength, delta) for f in matched_fans) / context_size
-    return min(1.0, total / strength)
+    return min(1.0, total_strength / context_size / strength)
 
 
 LAYER_PRIOR = {1: 1.0, 2: 0.8, 3: 0.5, 4: 0.3}

@@ -174,7 +174,7 @@ def move(ctx: "Context", ids: Iterable[str], new: str, *, dry_run: bool = False)
         with store.write():
             moved += sql.move_memories(store, rowids[start:start + BATCH], new, at=at)
     with store.write():  # the user has sorted the adopted folder-name memories: doctor stops asking
-        sql.mark_reviewed(store, sources)
+        sql.mark_reviewed(store, sources, REVIEWED)
     record["memories"] = moved
     return record
 

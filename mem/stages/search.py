@@ -19,8 +19,8 @@ from mem.store import PriorRow
 from mem.store.lifecycle import contradiction_pairs
 from mem.score.classify_query import classify, weights_for
 from mem.score.contradiction import newer_first
-from mem.score.fusion import (LAYER_PRIOR, SPREAD_MAX, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
-                               prior, rrf, seed_score, spread_term, squash)
+from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
+                               prior, rrf, seed_score, spread_of, spread_term, squash)
 from mem.stages import channels as graph_channels
 from mem.stages import rescore
 from mem.stages.query import Plan, Query, Ranking  # noqa: F401  (Query and Ranking: the stage's public API)
@@ -173,7 +173,7 @@ def priors_of(memory: Memory | PriorRow, now: datetime, context: PriorContext | 
     if "spread" in terms and context is not None and context.context_size:
         carried = _tag_words(memory.tags)
         total = context.spread.get(rowid, 0.0) + sum(s for w, s in context.tag_strength.items() if w in carried)
-        out["spread"] = round(min(1.0, total / (context.context_size * SPREAD_MAX)), 4)
+        out["spread"] = round(spread_of(total, context.context_size), 4)
     return out
 
 

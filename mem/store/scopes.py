@@ -141,7 +141,7 @@ def scopes_of(store: "Store", rowids: Sequence[int]) -> set[str]:
     return out
 
 
-def mark_reviewed(store: "Store", scopes: set[str], suffix: str = " (reviewed)") -> None:
+def mark_reviewed(store: "Store", scopes: set[str], suffix: str) -> None:
     """Folder-name adoptions into these scopes were looked at (memories were moved out of them)."""
     store.conn.executemany(
         "UPDATE scope_aliases SET reason = reason || ? WHERE new = ? AND reason LIKE 'folder-name scope adopted%' "
