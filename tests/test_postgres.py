@@ -66,33 +66,6 @@ def test_schema_matches_sqlite_table_for_table(pg_url: str, tmp_path) -> None:
         assert pg.schema_version() == lite.schema_version()
 
 
-def test_bm25_follows_fts5_formula_on_lexemes(pg_url: str) -> None:
-    """Two documents, hand-computed: idf = ln((N - n + .5) / (n + .5)), FTS5's k1 1.2 and b 0.75."""
-    import math
-
-    from mem.records import Memory  # noqa: F401  (the store's record type)
-    from mem.store import Store
-
-    with Store.open(pg_url) as store:
-        with store.write():
-            for i, text in enumerate(["deploying the billing service", "the cache and the cache again", "queues",
-                                      "workers", "timeouts"]):
-                store.conn.execute(
-                    "INSERT INTO memories(id, text, created_at, updated_at, content_hash) VALUES (?, ?, 'x', 'x', ?)",
-                    (f"id{i}", text, f"h{i}"))
-        hits = store.bm25_terms(["deploy", "cache"], 10, None)
-        assert [r for r, _ in hits] == [2, 1]  # rowids: the cache row scores higher (tf 2, shorter)
-        n_docs, lengths = 5, [3, 2, 1, 1, 1]  # lexemes: deploy bill servic / cach cach / ...
-        avgdl = sum(lengths) / n_docs
-        idf = math.log((n_docs - 1 + 0.5) / (1 + 0.5))
-        expected_cache = idf * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 2 / avgdl))
-        assert dict(hits)[2] == pytest.approx(expected_cache, rel=1e-9)
-        with store.write():
-            store.conn.execute("DELETE FROM memories WHERE rowid = 2")
-        assert [r for r, _ in store.bm25_terms(["cache"], 10, None)] == []
-        assert store.conn.execute("SELECT docs, len FROM fts_totals").fetchone() == (4, 6.0)
-
-
 # -------------------------------------------------------------------------------------- errors
 def _mem(*args: str, db: str) -> subprocess.CompletedProcess[str]:
     import os

@@ -83,8 +83,6 @@ def _rows(cursor: Any) -> list[tuple[int, float]]:
 # rows; typical in practice: the user's or a speaker's name in most memories.
 
 PRUNE_MIN_ROWS = 2000  # prune only when that skips at least this many rows (~1 ms of scoring): small stores stay exact
-_INDEX_TERMS: dict[str, tuple[str, ...]] = {}  # query term -> the index terms the FTS tokenizer makes of it
-_INDEX_TERMS_MAX = 50_000
 
 
 def common_terms(store: "Store", terms: list[str]) -> set[str]:
@@ -111,27 +109,11 @@ def common_terms(store: "Store", terms: list[str]) -> set[str]:
 
 
 def index_terms(store: "Store", terms: list[str]) -> dict[str, tuple[str, ...]]:
-    """How the FTS tokenizer (porter stemming) indexes each term, e.g. ``"deploying" -> ("deploi",)``.
+    """How the FTS tokenizer (porter stemming) indexes each term, e.g. ``"deploying" -> ("deploi",)``
+    (``mem.store.tokens``: SQLite's own tokenizer in a private in-memory table, once per term and process)."""
+    from mem.store import tokens
 
-    Learnt once per term and process by indexing the terms in a scratch FTS5 table (in the temp
-    schema, so it works on a read-only database and is never written to the file).
-    """
-    missing = [t for t in dict.fromkeys(terms) if t not in _INDEX_TERMS]
-    if missing:
-        conn = store.conn
-        # Same tokenizer as memory_fts (migration m001).
-        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_probe USING fts5(t, tokenize='porter unicode61')")
-        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_probe_terms USING fts5vocab(temp, mem_fts_probe, instance)")
-        conn.executemany("INSERT INTO temp.mem_fts_probe(rowid, t) VALUES (?, ?)", list(enumerate(missing, 1)))
-        found: dict[int, list[tuple[int, str]]] = {}
-        for term, doc, offset in conn.execute("SELECT term, doc, offset FROM temp.mem_fts_probe_terms"):
-            found.setdefault(int(doc), []).append((int(offset), term))
-        conn.execute("DELETE FROM temp.mem_fts_probe")
-        if len(_INDEX_TERMS) + len(missing) > _INDEX_TERMS_MAX:
-            _INDEX_TERMS.clear()
-        for i, term in enumerate(missing, 1):
-            _INDEX_TERMS[term] = tuple(stem for _, stem in sorted(found.get(i, [])))
-    return {t: _INDEX_TERMS[t] for t in terms}
+    return tokens.query_stems(terms)
 
 
 def matching_rowids(store: "Store", match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:

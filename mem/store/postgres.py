@@ -9,9 +9,11 @@ holds what differs:
   and ``mem sync`` rely on when they read "what is newer than what I saw");
 - the schema bookkeeping (``mem_schema`` instead of ``PRAGMA user_version``), the SQLite
   migrations run through ``dialect.ddl_to_postgres`` plus ``EXTRAS`` per migration number;
-- full-text search: BM25 with FTS5's formula over PostgreSQL's lexemes (``to_tsvector``), from
-  postings, document lengths and term statistics tables that triggers keep current (not
-  ``ts_rank``, which is not BM25);
+- full-text search (``mem.store.pg_fts``): FTS5's tokens and BM25 over postings, document length
+  and term statistics tables filled at each write's COMMIT, warm in RAM in a process that
+  searches often (not ``ts_rank``, which is not BM25);
+- PostgreSQL-only schema steps after the shared migrations (``PG_STEPS``, counted in ``meta``
+  as ``pg_schema``);
 - vectors: the float32 BLOB table as in SQLite, plus a pgvector ``vector(dim)`` column searched
   exactly (a sequential scan ordered by cosine distance; see bench/README.md for why not HNSW).
 
@@ -30,22 +32,21 @@ from urllib.parse import urlsplit, urlunsplit
 from mem.config import is_db_url as is_url  # noqa: F401  (Store.open asks it)
 from mem.errors import StoreError
 from mem.store import Store
+from mem.store import pg_fts
 from mem.store.dialect import ddl_to_postgres, generated_key, skipped_name, to_postgres
 
 if TYPE_CHECKING:
     import numpy as np
 
-FTS_CONFIG = "english"  # the text search configuration whose lexemes BM25 counts
 WRITE_LOCK = 0x6D656D  # advisory lock key ("mem") every write transaction takes
 CONNECT_TIMEOUT_S = 10
-K1, B = 1.2, 0.75  # FTS5's bm25() constants, so both backends score alike
 # What the PostgreSQL schema does its own way instead of the SQLite statements dialect.py skips.
 REPLACED = {
-    "memory_fts": "fts_postings, fts_docs and fts_terms, kept by the mem_fts_index trigger",
-    "memories_fts_insert": "mem_fts_index", "memories_fts_delete": "mem_fts_index",
-    "memories_fts_update": "mem_fts_index",
-    # fts_epoch tells a warm in-RAM term index (SQLite only) to reload; PostgreSQL scores in SQL.
-    "memories_fts_epoch_update": "no warm term index", "memories_fts_epoch_delete": "no warm term index",
+    "memory_fts": "fts_postings, fts_docs and fts_terms (mem.store.pg_fts)",
+    "memories_fts_insert": "mem_fts_queue", "memories_fts_delete": "mem_fts_queue",
+    "memories_fts_update": "mem_fts_queue",
+    # fts_epoch tells a warm in-RAM term index to reload; on PostgreSQL it follows fts_changes.
+    "memories_fts_epoch_update": "fts_changes", "memories_fts_epoch_delete": "fts_changes",
 }
 
 
@@ -210,48 +211,11 @@ HELPERS = [
     "CREATE OR REPLACE AGGREGATE sum(boolean) (SFUNC = mem_add_bool, STYPE = bigint)",
 ]
 
-_FTS = [
-    'CREATE TABLE fts_postings (term TEXT COLLATE "C" NOT NULL, rowid BIGINT NOT NULL, tf DOUBLE PRECISION NOT NULL, '
-    "PRIMARY KEY (term, rowid))",
-    "CREATE INDEX fts_postings_rowid ON fts_postings(rowid)",
-    "CREATE TABLE fts_docs (rowid BIGINT PRIMARY KEY, len DOUBLE PRECISION NOT NULL)",
-    'CREATE TABLE fts_terms (term TEXT COLLATE "C" PRIMARY KEY, df BIGINT NOT NULL)',
-    "CREATE TABLE fts_totals (id INT PRIMARY KEY CHECK (id = 1), docs BIGINT NOT NULL, len DOUBLE PRECISION NOT NULL)",
-    "INSERT INTO fts_totals VALUES (1, 0, 0)",
-    # Text counts 1, tags 0.5 per occurrence (mem.store.fts.WEIGHTS); a document's length is its
-    # lexeme occurrences over both columns, as FTS5's is its tokens.
-    f"""CREATE FUNCTION mem_fts_index() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE size double precision;
-    BEGIN
-      IF TG_OP IN ('DELETE', 'UPDATE') THEN
-        UPDATE fts_terms t SET df = t.df - 1 FROM fts_postings p WHERE p.rowid = OLD.rowid AND t.term = p.term;
-        UPDATE fts_totals SET docs = fts_totals.docs - 1, len = fts_totals.len - d.len FROM fts_docs d WHERE d.rowid = OLD.rowid AND fts_totals.id = 1;
-        DELETE FROM fts_postings WHERE rowid = OLD.rowid;
-        DELETE FROM fts_docs WHERE rowid = OLD.rowid;
-      END IF;
-      IF TG_OP IN ('INSERT', 'UPDATE') THEN
-        INSERT INTO fts_postings(term, rowid, tf)
-          SELECT lexeme, NEW.rowid, SUM(w) FROM (
-            SELECT lexeme, cardinality(positions) * 1.0 AS w FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.text))
-            UNION ALL
-            SELECT lexeme, cardinality(positions) * 0.5 FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.tags))) x
-          GROUP BY lexeme;
-        INSERT INTO fts_terms(term, df) SELECT term, 1 FROM fts_postings WHERE rowid = NEW.rowid
-          ON CONFLICT (term) DO UPDATE SET df = fts_terms.df + 1;
-        SELECT COALESCE(SUM(cardinality(positions)), 0) INTO size FROM (
-            SELECT positions FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.text))
-            UNION ALL SELECT positions FROM unnest(to_tsvector('{FTS_CONFIG}', NEW.tags))) x;
-        INSERT INTO fts_docs(rowid, len) VALUES (NEW.rowid, size);
-        UPDATE fts_totals SET docs = docs + 1, len = len + size WHERE id = 1;
-      END IF;
-      RETURN NULL;
-    END $$""",
-    "CREATE TRIGGER mem_fts_index AFTER INSERT OR DELETE OR UPDATE OF text, tags ON memories "
-    "FOR EACH ROW EXECUTE FUNCTION mem_fts_index()",
-]
-
 # Statements run after the SQLite migration of the same number (translated) on PostgreSQL.
-EXTRAS: dict[int, list[str]] = {1: _FTS}
+EXTRAS: dict[int, list[str]] = {}
+# PostgreSQL-only schema steps, run in order after the shared migrations; meta 'pg_schema' counts
+# those applied (a database made before it existed has none: step 1 rebuilds its full-text index).
+PG_STEPS: list[list[str]] = [pg_fts.SCHEMA]
 
 
 class MigrationConnection:
@@ -279,6 +243,8 @@ class PgStore(Store):
 
     backend = "postgresql"
     integrity_check_name = "full-text index check"
+    _writing = False  # inside write()
+    _fts_ready = False  # the full-text tables exist (PG step 1): write() indexes what it wrote
 
     @classmethod
     def open(cls, path: Any, *, create: bool = True) -> "PgStore":  # type: ignore[override]
@@ -287,6 +253,7 @@ class PgStore(Store):
         store.read_only = False
         try:
             store._migrate()
+            store._pg_steps()
             bound = store.embedder_id()
             if bound is not None:
                 store._vec_dim = bound[1]
@@ -333,6 +300,18 @@ class PgStore(Store):
         self.conn.execute("DELETE FROM mem_schema")
         self.conn.execute("INSERT INTO mem_schema(version) VALUES (?)", (number,))
 
+    def _pg_steps(self) -> None:
+        """The ``PG_STEPS`` this database has not had yet, in one write transaction."""
+        if int(self.get_meta("pg_schema") or 0) >= len(PG_STEPS):
+            self._fts_ready = True
+            return
+        with self.write():
+            for number in range(int(self.get_meta("pg_schema") or 0), len(PG_STEPS)):
+                for statement in PG_STEPS[number]:
+                    self.conn.run(statement)
+                self.set_meta("pg_schema", str(number + 1))
+            self._fts_ready = True  # step 1 queued every memory: indexed before this commits
+
     # ------------------------------------------------------------------------ transactions
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -340,7 +319,10 @@ class PgStore(Store):
         self.conn.execute("BEGIN")
         try:
             self.conn.execute("SELECT pg_advisory_xact_lock(?)", (WRITE_LOCK,))
+            self._writing = True
             yield
+            if self._fts_ready:
+                pg_fts.index_pending(self)  # what this transaction wrote, searchable when it commits
             self.conn.execute("COMMIT")
         except BaseException:
             if not self.conn.raw.closed and self.conn.in_transaction:
@@ -349,6 +331,8 @@ class PgStore(Store):
                 except Exception:
                     pass
             raise
+        finally:
+            self._writing = False
 
     @contextmanager
     def _short_wait(self) -> Iterator[None]:
@@ -393,38 +377,30 @@ class PgStore(Store):
         return [int(r[0]) for r in rows]
 
     # --------------------------------------------------------------------------- full text
+    def _stems(self, terms: list[str]) -> list[str]:
+        if self._writing and self._fts_ready:  # this transaction's own writes first, as SQLite's index has them at once
+            pg_fts.index_pending(self)
+        return pg_fts.query_stems(terms)
+
     def bm25_warm(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]] | None:
-        """BM25 of the OR of ``terms`` over PostgreSQL lexemes, in SQL, cold or warm (the search
-        stage asks here first): FTS5's formula and constants, column weights 1 and 0.5."""
-        return self.bm25_terms(terms, k, scope)
+        """BM25 of the OR of ``terms`` (``mem.store.pg_fts``), from RAM once this process has searched a
+        few times, in SQL before: never None (the search stage asks here first)."""
+        stems = self._stems(terms)
+        if self._terms is None:
+            self._terms = pg_fts.TermIndex(self)
+        warm = self._terms.search(stems, k, scope)
+        return warm if warm is not None else pg_fts.bm25(self, stems, k, scope)
 
     def bm25_terms(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]]:
-        """``(rowid, score)`` best first, ties by rowid; a quoted multi-word term counts its words."""
-        if k <= 0 or not terms:
-            return []
-        scoped = " JOIN memories m ON m.rowid = p.rowid AND m.scope = ?" if scope is not None else ""
-        sql = (
-            f"WITH q AS (SELECT DISTINCT lexeme FROM unnest(to_tsvector('{FTS_CONFIG}', ?))), "
-            "tot AS (SELECT docs, len / GREATEST(docs, 1) AS avgdl FROM fts_totals WHERE id = 1), "
-            "w AS (SELECT t.term, ln((tot.docs - t.df + 0.5) / (t.df + 0.5)) AS raw FROM fts_terms t "
-            "JOIN q ON q.lexeme = t.term CROSS JOIN tot WHERE t.df > 0) "
-            f"SELECT p.rowid, SUM(CASE WHEN w.raw <= 0 THEN 1e-6 ELSE w.raw END * p.tf * {K1 + 1} / "
-            f"(p.tf + {K1} * ({1 - B} + {B} * d.len / GREATEST(tot.avgdl, 1e-9)))) AS s "
-            f"FROM w JOIN fts_postings p ON p.term = w.term JOIN fts_docs d ON d.rowid = p.rowid{scoped} CROSS JOIN tot "
-            "GROUP BY p.rowid ORDER BY s DESC, p.rowid LIMIT ?"
-        )
-        params: list[Any] = [" ".join(t.replace("\x00", "") for t in terms)]
-        if scope is not None:
-            params.append(scope)
-        params.append(k)
-        return [(int(r[0]), float(r[1])) for r in self.conn.execute(sql, params)]
+        """``(rowid, score)`` best first, ties by rowid, scored in SQL; a quoted multi-word term counts its words."""
+        return pg_fts.bm25(self, self._stems(terms), k, scope)
 
     def bm25(self, match: str, k: int, scope: str | None) -> list[tuple[int, float]]:
         """``bm25`` of an FTS5 OR-of-quoted-terms expression (what ``mem.text.fts_any`` builds)."""
         return self.bm25_terms([t.replace('""', '"') for t in re.findall(r'"((?:[^"]|"")*)"', match)], k, scope)
 
     def common_terms(self, terms: list[str]) -> set[str]:
-        return set()  # no pruning: every term is scored in SQL
+        return set()  # no pruning: every term is scored
 
     def fts_rowids(self, match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:
         return [r for r, _ in self.bm25(match, limit + len(exclude), scope) if r not in exclude][:limit]

@@ -59,8 +59,6 @@ class TermIndex:
         (each a quoted FTS5 phrase), best first, ties by rowid, exactly as ``mem.store.fts.bm25``
         ranks them; None while the process is cold.
         """
-        import numpy as np
-
         self.queries += 1
         if self.queries <= WARM_AFTER or k <= 0:
             return None
@@ -70,46 +68,12 @@ class TermIndex:
         if self.rows == 0:
             return []
         stems = index_terms(self.store, terms)
-        avgdl = self.total / self.rows
-        parts_rows: list[Any] = []
-        parts_scores: list[Any] = []
-        for term in terms:  # query order: each row's score sums its phrases in FTS5's order
-            if not stems[term]:
-                continue  # a term the tokenizer drops entirely matches nothing
-            rowids, tf = self._phrase(stems[term])
-            if len(rowids) == 0:
-                continue
-            hits = len(rowids)
-            idf = math.log((self.rows - hits + 0.5) / (hits + 0.5))
-            if idf <= 0.0:
-                idf = IDF_FLOOR
-            size = self.lengths[rowids]
-            parts_rows.append(rowids)
-            parts_scores.append(idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / avgdl))))
-        if not parts_rows:
-            return []
-        rowids = np.concatenate(parts_rows)
-        scores = np.bincount(rowids, weights=np.concatenate(parts_scores))  # adds in array order
-        matched = np.flatnonzero(scores)  # every match scores > 0 (idf >= IDF_FLOOR, tf > 0)
-        values = scores[matched]
+        # Query order: each row's score sums its phrases in FTS5's order.
+        phrases = [self._phrase(stems[term]) for term in terms if stems[term]]  # a term without tokens matches nothing
+        matched, values = bm25_scores(phrases, self.lengths, self.rows, self.total)
         if scope is None or only_scope(self.store, scope):
             return _best(matched, values, k)
-        return self._in_scope(matched, values, k, scope)
-
-    def _in_scope(self, matched: Any, values: Any, k: int, scope: str) -> list[tuple[int, float]]:
-        """``_best`` among the rows of ``scope``: the best ``OVERFETCH`` x k rows overall are checked
-        first, then a window four times as long, and so on (each window is a prefix of the full
-        order, so the first k kept are exactly the scope's k best)."""
-        from mem.store.fts import OVERFETCH, in_scope
-
-        window = OVERFETCH * k
-        while True:
-            ranked = _best(matched, values, window)
-            inside = in_scope(self.store, [rowid for rowid, _ in ranked], scope)
-            kept = [hit for hit in ranked if hit[0] in inside]
-            if len(kept) >= k or len(ranked) == len(matched):
-                return kept[:k]
-            window *= 4
+        return best_in_scope(self.store, matched, values, k, scope)
 
     # ------------------------------------------------------------------------------- postings
     def _phrase(self, stems: tuple[str, ...]) -> tuple[Any, Any]:
@@ -196,6 +160,50 @@ class TermIndex:
             if fresh:
                 self.phrases.clear()
         self.loaded_max = newest
+
+
+def bm25_scores(phrases: list[tuple[Any, Any]], lengths: Any, rows: int, total: float) -> tuple[Any, Any]:
+    """``(matched rowids, scores)`` of the OR of ``phrases``, each ``(rowids, weighted tf)``: FTS5's
+    formula in FTS5's order of operations, ``lengths[rowid]`` the row's token count, ``rows`` and
+    ``total`` the index's row and token counts. Both backends' warm indexes score with it."""
+    import numpy as np
+
+    avgdl = total / rows if rows else 0.0
+    parts_rows: list[Any] = []
+    parts_scores: list[Any] = []
+    for rowids, tf in phrases:
+        hits = len(rowids)
+        if hits == 0:
+            continue
+        idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+        if idf <= 0.0:
+            idf = IDF_FLOOR
+        size = lengths[rowids]
+        parts_rows.append(rowids)
+        parts_scores.append(idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / avgdl))))
+    if not parts_rows:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, np.zeros(0)
+    rowids = np.concatenate(parts_rows)
+    scores = np.bincount(rowids, weights=np.concatenate(parts_scores))  # adds in array order
+    matched = np.flatnonzero(scores)  # every match scores > 0 (idf >= IDF_FLOOR, tf > 0)
+    return matched, scores[matched]
+
+
+def best_in_scope(store: "Store", matched: Any, values: Any, k: int, scope: str) -> list[tuple[int, float]]:
+    """``_best`` among the rows of ``scope``: the best ``OVERFETCH`` x k rows overall are checked
+    first, then a window four times as long, and so on (each window is a prefix of the full
+    order, so the first k kept are exactly the scope's k best)."""
+    from mem.store.fts import OVERFETCH, in_scope
+
+    window = OVERFETCH * k
+    while True:
+        ranked = _best(matched, values, window)
+        inside = in_scope(store, [rowid for rowid, _ in ranked], scope)
+        kept = [hit for hit in ranked if hit[0] in inside]
+        if len(kept) >= k or len(ranked) == len(matched):
+            return kept[:k]
+        window *= 4
 
 
 def _best(rowids: Any, values: Any, k: int) -> list[tuple[int, float]]:
