@@ -21,6 +21,18 @@ from mem.runtime import limit_blas_threads  # noqa: E402
 limit_blas_threads()  # before any bench imports numpy: see mem/runtime.py
 
 
+def memory_mb(field: str = "VmRSS") -> float:
+    """This process's resident memory (``VmRSS``) or its peak (``VmHWM``) in MB, from /proc (0 elsewhere)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def percentile(values: list[float], q: float) -> float:
     """The ``q`` quantile (nearest rank) of ``values``."""
     ordered = sorted(values)

@@ -391,9 +391,10 @@ class Store:
     def delete_memory(self, memory_id: str, *, at: str) -> list[str]:
         """Inside a write txn opened under ``purge.secure_deletes``: the memory and every copy of its text go;
         returns the memories consolidation merged it into (kept)."""
-        from mem.store import purge
+        from mem.store import ann, purge
 
         self._bump_vectors_epoch()
+        ann.discard(self)  # the saved HNSW graph holds an int8 copy of every vector
         return purge.purge_memory(self, memory_id, at=at)
 
     def bump_access(self, rowids: Sequence[int], at: str) -> None:

@@ -10,6 +10,11 @@ memory-bound); above ``COARSE_MIN_ROWS`` vectors a pass over a 128-wide principa
 chunk's neighbours at once (``nearest_many``: one product for the chunk, over the projection
 above ``COARSE_MIN_ROWS`` too).
 
+Where even the projected scan would take most of a search's time (``ann.MIN_SCAN`` floats read:
+200k projected vectors) a warm search asks an HNSW graph (``store/ann.py``) for candidates and rescores them exactly; the
+graph is read from the cache folder, or built (in a background thread when large, while searches
+stay exact), and follows the matrix.
+
 The matrix follows other processes' writes: before each query it compares the newest vector
 rowid and the ``vectors_epoch`` counter (bumped whenever a vector is replaced or deleted) with
 what it loaded; new rows are appended, anything else reloads the matrix.
@@ -38,6 +43,7 @@ COARSE_ENERGY = 0.9  # projections keeping less of the vectors' energy (e.g. has
 # 90 % of the energy is off by less than that for nearly every pair (and the pool is rescored exactly).
 COARSE_MARGIN = 0.1
 BLOCK = 64  # queries per matrix product in nearest_many: 64 x 100k floats = 25 MB at a time
+GRAPH_INLINE_ROWS = 50_000  # a graph of fewer rows is built before the search that needs it, larger ones in a thread
 
 
 class VectorIndex:
@@ -53,6 +59,9 @@ class VectorIndex:
         self.epoch: str | None = None
         self.basis: Any = None  # (dim, COARSE_DIMS) principal directions, once the matrix is large
         self.projected: Any = None  # matrix @ basis, aligned with matrix rows
+        self.graph: Any = None  # mem.store.ann.Graph over every row, where a scan would read >= ann.MIN_SCAN floats
+        self._building: Any = None  # (thread, result holder) while a large graph is built
+        self._members: dict[int, Any] = {}  # scope code -> its rows' positions, for this count
 
     @property
     def warm(self) -> bool:
@@ -76,12 +85,18 @@ class VectorIndex:
         if self.count == 0:
             return []
         k = min(k, self.count)
-        mask = None
+        mask = members = None
         if scope is not None:
             code = self.scope_codes.get(scope)
             if code is None:
                 return []
             mask = self.scopes[: self.count] == code
+            members = self._scope_members(code, mask)
+        graph = self._graph()
+        if graph is not None:
+            hits = self._nearest_by_graph(graph, q, k, mask, self.count if members is None else len(members))
+            if hits is not None:
+                return hits
         if self.projected is not None and COARSE_POOL * k < self.count:
             # Coarse pass in the projected space (a third of the bytes to read), exact rescoring of the pool.
             rough = self.projected[: self.count] @ (self.basis.T @ q)
@@ -98,6 +113,80 @@ class VectorIndex:
         # Sort by similarity, ties by rowid, so results never depend on partition order.
         order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
         return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
+
+    def _scope_members(self, code: int, mask: "np.ndarray") -> "np.ndarray":
+        import numpy as np
+
+        if code not in self._members:
+            self._members[code] = np.flatnonzero(mask)
+        return self._members[code]
+
+    def _nearest_by_graph(self, graph: Any, q: "np.ndarray", k: int, mask: "np.ndarray | None",
+                          members: int) -> list[tuple[int, float]] | None:
+        """The graph's candidates in scope, rescored exactly; None when the scope is too small a
+        share of the graph to find ``k`` of its rows among a bounded pool (scanned exactly then)."""
+        import numpy as np
+
+        from mem.store import ann
+
+        pool = -(-ann.POOL * k * self.count // max(members, 1))  # enough candidates that k are in scope
+        if pool > ann.MAX_POOL:
+            return None
+        rows = self._positions(graph.search(q, pool))
+        if mask is not None:
+            rows = rows[mask[rows]]
+        if len(rows) < min(k, members):
+            return None
+        sims = self.matrix[rows] @ q
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
+        order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
+        return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
+
+    def _positions(self, rowids: "np.ndarray") -> "np.ndarray":
+        """Matrix rows of ``rowids`` (those the matrix holds)."""
+        import numpy as np
+
+        stored = self.rowids[: self.count]
+        at = np.minimum(np.searchsorted(stored, rowids), self.count - 1)
+        return at[(stored[at] == rowids) & (rowids >= 0)]
+
+    def _graph(self) -> Any:
+        """The HNSW graph brought up to date, when the matrix is large enough to want one and it
+        is ready (None while a large one is built in the background, or without usearch)."""
+        import threading
+
+        from mem.store import ann
+
+        width = self.basis.shape[1] if self.projected is not None else self.matrix.shape[1]
+        if self.count * width < ann.MIN_SCAN or not ann.available():
+            return None
+        if self.graph is None:
+            if self._building is None:
+                self.graph = ann.load(self.store, self.matrix.shape[1])
+                if self.graph is None:
+                    args = (self.matrix.shape[1], self.rowids[: self.count].copy(), self.matrix[: self.count], self.epoch)
+                    if self.count < GRAPH_INLINE_ROWS:
+                        self.graph = ann.build(*args)
+                    else:
+                        done: list[Any] = []
+                        thread = threading.Thread(target=lambda: done.append(ann.build(*args)), daemon=True,
+                                                  name="mem-ann-build")
+                        thread.start()
+                        self._building = (thread, done)
+                        return None
+            else:
+                thread, done = self._building
+                if thread.is_alive():
+                    return None
+                self._building = None
+                if not done:  # the build failed (logged by the thread's excepthook): stay exact
+                    return None
+                self.graph = done[0]
+                self.graph.saved_size = -1  # built here: write it
+        ann.catch_up(self.graph, self.rowids[: self.count], self.matrix[: self.count], self.epoch)
+        if len(self.graph) - self.graph.saved_size >= ann.SAVE_AFTER * len(self.graph):
+            ann.save(self.store, self.graph)
+        return self.graph
 
     def similarity_arrays(self, rowids: "list[int]", query: "np.ndarray") -> "tuple[np.ndarray, np.ndarray] | None":
         """Cosine of ``query`` to each stored rowid (missing ones left out) as two aligned arrays
@@ -138,6 +227,9 @@ class VectorIndex:
         out: list[list[tuple[int, float]]] = []
         if self.count == 0:
             return [[] for _ in scopes]
+        graph = self._graph()
+        if graph is not None:
+            return self._many_by_graph(graph, queries, k, scopes, floor)
         matrix, codes = self.matrix[: self.count], self.scopes[: self.count]
         # Above COARSE_MIN_ROWS the block's product runs in the projected space (a third of the
         # work), and only each query's best COARSE_POOL x k rough candidates are rescored exactly.
@@ -171,6 +263,42 @@ class VectorIndex:
                 out.append([(int(self.rowids[candidates[j]]), float(values[j])) for j in order])
         return out
 
+    def _many_by_graph(self, graph: Any, queries: "np.ndarray", k: int, scopes: "list[str | None]",
+                       floor: float) -> list[list[tuple[int, float]]]:
+        """``nearest_many`` from the graph's candidates, rescored exactly; a query whose scope is too
+        small a share of the graph is answered by ``nearest`` (an exact scan of the scope)."""
+        import numpy as np
+
+        from mem.store import ann
+
+        masks: dict[str | None, Any] = {None: None}
+        sizes: dict[str | None, int] = {None: self.count}
+        for scope in set(scopes) - {None}:
+            code = self.scope_codes.get(scope)
+            masks[scope] = None if code is None else self.scopes[: self.count] == code
+            sizes[scope] = 0 if code is None else len(self._scope_members(code, masks[scope]))
+        pools = {scope: -(-ann.POOL * k * self.count // max(size, 1)) for scope, size in sizes.items()}
+        wanted = [i for i, scope in enumerate(scopes) if sizes[scope] and pools[scope] <= ann.MAX_POOL]
+        keys = graph.search_many(queries[wanted], max(pools[scopes[i]] for i in wanted)) if wanted else None
+        key_row = {i: j for j, i in enumerate(wanted)}
+        out: list[list[tuple[int, float]]] = [[] for _ in scopes]
+        for i, q in enumerate(queries):
+            scope = scopes[i]
+            if not sizes[scope]:
+                continue
+            if pools[scope] > ann.MAX_POOL:
+                out[i] = [hit for hit in self.nearest(q, k, scope) if hit[1] >= floor]
+                continue
+            rows = self._positions(keys[key_row[i]])
+            if masks[scope] is not None:
+                rows = rows[masks[scope][rows]]
+            sims = self.matrix[rows] @ q
+            keep = sims >= floor
+            rows, sims = rows[keep], sims[keep]
+            order = sorted(range(len(rows)), key=lambda j: (-float(sims[j]), int(self.rowids[rows[j]])))[:k]
+            out[i] = [(int(self.rowids[rows[j]]), float(sims[j])) for j in order]
+        return out
+
     def sync(self) -> None:
         """Bring the matrix up to date with the database (cheap when nothing changed)."""
         epoch = self.store.get_meta("vectors_epoch") or "0"
@@ -183,10 +311,11 @@ class VectorIndex:
     def _load(self, *, after: int, epoch: str) -> None:
         import numpy as np
 
+        self._members = {}
         if after == 0:
             self.matrix, self.rowids, self.scopes, self.count, self.loaded_max = None, None, None, 0, 0
             self.scope_codes = {}
-            self.basis = self.projected = None
+            self.basis = self.projected = None  # the graph stays: ann.catch_up finds what changed
         for rowids, scopes, block in self.store.iter_all_vectors(after=after):
             codes = np.array([self.scope_codes.setdefault(s, len(self.scope_codes)) for s in scopes], dtype=np.int32)
             self._append(np.asarray(rowids, dtype=np.int64), codes, block)

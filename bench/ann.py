@@ -1,0 +1,255 @@
+"""Approximate nearest-neighbour libraries against exact search, on real-text MiniLM vectors.
+
+    python bench/ann.py --dir DIR                       # 100k synthetic + LoCoMo turns, every library
+    python bench/ann.py --dir DIR --synthetic 20000 --libraries usearch
+
+The vectors: the LoCoMo dev turns and ``--synthetic`` texts from ``bench/synth.py``, embedded once
+by MiniLM and cached in DIR (``real-N.npy``); the queries: the LoCoMo questions, synthetic queries
+and held-out synthetic memory texts (intake searches with memories), also MiniLM. Templated hash
+vectors are not used here: they form near-duplicate clusters that give HNSW a recall no real text
+gives. For each library (usearch, hnswlib, faiss-cpu; HNSW, M 16, ef_construction 128, cosine):
+build time, index bytes on disk, RSS growth, and at a few ef (the search's candidate list): recall
+of the exact top 10 and top 200 (the semantic channel asks for 200), p50 of one 200-NN query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import memory_mb, percentile  # noqa: E402  (also puts the repo on sys.path)
+from synth import memory_texts, queries  # noqa: E402
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo_dev.json"
+M, EF_BUILD = 16, 128
+EFS = (200, 300, 500)
+K = 200
+
+
+def embed_cached(path: Path, texts: list[str], batch: int = 2048) -> Any:
+    """MiniLM vectors of ``texts``, cached in ``path`` (resumable: partial parts are kept)."""
+    import numpy as np
+
+    from mem.embed import get_embedder
+
+    if path.exists():
+        return np.load(path)
+    embedder = get_embedder("minilm")
+    parts = []
+    for start in range(0, len(texts), batch):
+        part = path.with_suffix(f".part{start // batch}.npy")
+        if part.exists():
+            parts.append(np.load(part))
+            continue
+        vectors = embedder.embed(texts[start : start + batch])
+        np.save(part, vectors)
+        parts.append(vectors)
+        print(f"  embedded {start + len(vectors)}/{len(texts)}", file=sys.stderr, flush=True)
+    matrix = np.concatenate(parts) if parts else np.zeros((0, 384), dtype=np.float32)
+    np.save(path, matrix)
+    for start in range(0, len(texts), batch):
+        path.with_suffix(f".part{start // batch}.npy").unlink(missing_ok=True)
+    return matrix
+
+
+def real_vectors(folder: Path, synthetic: int, data: Path) -> tuple[Any, Any]:
+    """(stored vectors, query vectors), both MiniLM, from LoCoMo and ``synthetic`` synth texts."""
+    import numpy as np
+
+    locomo = json.loads(data.read_text())
+    turns = [t["text"] for d in locomo for key, session in d["conversation"].items()
+             if key.startswith("session_") and isinstance(session, list) for t in session]
+    questions = [q["question"] for d in locomo for q in d["qa"] if q.get("category") in (1, 2, 3, 4)]
+    texts = list(memory_texts(synthetic + 500))
+    stored = np.concatenate([embed_cached(folder / "locomo-turns.npy", turns),
+                             embed_cached(folder / f"synth-{synthetic}.npy", texts[:synthetic])])
+    asked = np.concatenate([embed_cached(folder / "locomo-questions.npy", questions),
+                            embed_cached(folder / "synth-queries.npy", queries(500)),
+                            embed_cached(folder / f"synth-heldout-{synthetic}.npy", texts[synthetic:])])
+    return stored, asked
+
+
+def database_vectors(db: Path, n: int) -> tuple[Any, Any]:
+    """The first ``n`` stored vectors of a mem database and the 1,000 after them (e.g. hash vectors)."""
+    import sqlite3
+
+    import numpy as np
+
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    rows = [r[0] for r in conn.execute("SELECT f32 FROM vectors ORDER BY rowid LIMIT ?", (n + 1000,))]
+    matrix = np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
+    return np.ascontiguousarray(matrix[:n]), np.ascontiguousarray(matrix[n:])
+
+
+def exact_top(stored: Any, asked: Any, k: int) -> Any:
+    import numpy as np
+
+    out = np.zeros((len(asked), k), dtype=np.int64)
+    for start in range(0, len(asked), 64):
+        sims = asked[start : start + 64] @ stored.T
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        rows = np.take_along_axis(sims, top, axis=1)
+        out[start : start + 64] = np.take_along_axis(top, np.argsort(-rows, axis=1, kind="stable"), axis=1)
+    return out
+
+
+def peak_scaled(vectors: Any) -> Any:
+    """Each vector over its largest component: cosine is unchanged and int8 storage (which clips to
+    [-1, 1] x 127) uses its whole range (MiniLM components are about 0.05)."""
+    import numpy as np
+
+    peaks = np.abs(vectors).max(axis=-1, keepdims=True)
+    return (vectors / np.where(peaks > 0, peaks, 1)).astype(np.float32)
+
+
+class Usearch:
+    name = "usearch i8"
+
+    def __init__(self, dim: int, dtype: str = "i8") -> None:
+        from usearch.index import Index
+
+        self.name = f"usearch {dtype}"
+        self.index = Index(ndim=dim, metric="cos", dtype=dtype, connectivity=M, expansion_add=EF_BUILD)
+
+    def build(self, vectors: Any) -> None:
+        import numpy as np
+
+        self.index.add(np.arange(len(vectors), dtype=np.uint64), peak_scaled(vectors), threads=os.cpu_count() or 1)
+
+    def search(self, q: Any, k: int, ef: int) -> list[int]:
+        self.index.expansion_search = ef
+        return self.index.search(peak_scaled(q), k).keys.tolist()
+
+    def save(self, path: Path) -> None:
+        self.index.save(str(path))
+
+
+class Hnswlib:
+    name = "hnswlib f32"
+
+    def __init__(self, dim: int) -> None:
+        import hnswlib
+
+        self.index = hnswlib.Index(space="cosine", dim=dim)
+        self.dim = dim
+
+    def build(self, vectors: Any) -> None:
+        import numpy as np
+
+        self.index.init_index(max_elements=len(vectors), M=M, ef_construction=EF_BUILD)
+        self.index.set_num_threads(os.cpu_count() or 1)
+        self.index.add_items(vectors, np.arange(len(vectors)))
+        self.index.set_num_threads(1)
+
+    def search(self, q: Any, k: int, ef: int) -> list[int]:
+        self.index.set_ef(ef)
+        return self.index.knn_query(q, k=k)[0][0].tolist()
+
+    def save(self, path: Path) -> None:
+        self.index.save_index(str(path))
+
+
+class Faiss:
+    name = "faiss HNSWFlat f32"
+
+    def __init__(self, dim: int) -> None:
+        import faiss
+
+        self.faiss = faiss
+        self.index = faiss.IndexHNSWFlat(dim, M, faiss.METRIC_INNER_PRODUCT)
+        self.index.hnsw.efConstruction = EF_BUILD
+
+    def build(self, vectors: Any) -> None:
+        self.faiss.omp_set_num_threads(os.cpu_count() or 1)
+        self.index.add(vectors)
+        self.faiss.omp_set_num_threads(1)
+
+    def search(self, q: Any, k: int, ef: int) -> list[int]:
+        self.index.hnsw.efSearch = ef
+        return self.index.search(q.reshape(1, -1), k)[1][0].tolist()
+
+    def save(self, path: Path) -> None:
+        self.faiss.write_index(self.index, str(path))
+
+
+LIBRARIES = {"usearch": lambda d: Usearch(d, "i8"), "usearch-f16": lambda d: Usearch(d, "f16"),
+             "hnswlib": Hnswlib, "faiss": Faiss}
+
+
+def measure(make: Any, stored: Any, asked: Any, exact: Any, efs: tuple[int, ...], pool: int) -> None:
+    import numpy as np
+
+    before = memory_mb()
+    index = make(stored.shape[1])
+    started = time.perf_counter()
+    index.build(stored)
+    build_s = time.perf_counter() - started
+    grown = memory_mb() - before
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "index"
+        index.save(path)
+        size_mb = path.stat().st_size / 1e6
+    print(f"  {index.name:<20} build {build_s:7.1f} s  file {size_mb:7.1f} MB  RSS +{grown:7.1f} MB")
+    for ef in efs:
+        times, hit10, hit200, tied10 = [], 0, 0, 0
+        for q, truth in zip(asked, exact):
+            started = time.perf_counter()
+            got = index.search(q, pool, max(ef, pool))
+            if pool > K:  # exact rescoring of the pool, as mem does
+                got = np.asarray(got)[np.argsort(-(stored[got] @ q), kind="stable")[:K]].tolist()
+            times.append((time.perf_counter() - started) * 1000)
+            hit10 += len(set(got[:10]) & set(truth[:10].tolist()))
+            hit200 += len(set(got) & set(truth.tolist()))
+            # a row as similar as the exact 10th is as good a 10th (near-duplicate vectors tie)
+            tied10 += min(10, int((stored[got[:10]] @ q >= float(stored[truth[9]] @ q) - 1e-6).sum()))
+        print(f"    ef {ef:>4}: recall@10 {hit10 / (10 * len(asked)):.4f} (ties counted {tied10 / (10 * len(asked)):.4f})  "
+              f"recall@200 {hit200 / (K * len(asked)):.4f}  "
+              f"p50 {statistics.median(times):.2f} ms  p95 {percentile(times, 0.95):.2f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", type=Path, required=True, help="where the MiniLM vectors are cached")
+    parser.add_argument("--synthetic", type=int, default=100_000)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--libraries", default="usearch,usearch-f16,hnswlib,faiss")
+    parser.add_argument("--ef", default=",".join(map(str, EFS)))
+    parser.add_argument("--vectors-from", type=Path, metavar="DB",
+                        help="instead: the first --synthetic vectors of a mem database, the next 1,000 as queries")
+    parser.add_argument("--pool", type=int, default=K, help="candidates asked of the index, rescored exactly")
+    parser.add_argument("--queries", type=int, default=1000, help="queries measured (spread over the sets)")
+    args = parser.parse_args()
+    import numpy as np
+
+    args.dir.mkdir(parents=True, exist_ok=True)
+    if args.vectors_from:
+        stored, asked = database_vectors(args.vectors_from, args.synthetic)
+    else:
+        stored, asked = real_vectors(args.dir, args.synthetic, args.data)
+    pick = np.linspace(0, len(asked) - 1, min(args.queries, len(asked))).astype(int)
+    asked = np.ascontiguousarray(asked[pick])
+    exact = exact_top(stored, asked, K)
+    what = f"from {args.vectors_from.name}" if args.vectors_from else f"MiniLM (LoCoMo turns + {args.synthetic} synthetic)"
+    print(f"ann  {len(stored)} stored vectors {what}, "
+          f"{len(asked)} queries, k {K} from a pool of {args.pool}, M {M}, ef_construction {EF_BUILD}, "
+          f"cpus={os.cpu_count()}")
+    started = time.perf_counter()
+    for q in asked[:100]:
+        sims = stored @ q
+        np.argpartition(-sims, K - 1)[:K]
+    print(f"  exact numpy product + top {K}: {(time.perf_counter() - started) * 10:.2f} ms a query")
+    efs = tuple(int(e) for e in args.ef.split(","))
+    for name in args.libraries.split(","):
+        measure(LIBRARIES[name], stored, asked, exact, efs, args.pool)
+
+
+if __name__ == "__main__":
+    main()
