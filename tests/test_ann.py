@@ -261,3 +261,27 @@ def test_a_large_graph_is_built_in_the_background_while_search_stays_exact(tmp_p
         index.nearest(q, 10, "a")
         assert index.graph is not None and len(index.graph) == N
         assert ann.load(store, DIM) is not None
+
+
+def test_cli_search_stream_uses_the_saved_graph_and_purge_deletes_it(tmp_path: Path, monkeypatch):
+    import json
+
+    from tests.conftest import run_mem
+
+    monkeypatch.setattr(ann, "MIN_SCAN", 500 * 512)  # hash vectors are 512 wide
+    texts = [f"service {i % 40} talks to queue {i % 17} through handler {i}" for i in range(700)]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    assert run_mem("import", str(tmp_path / "in.jsonl"), "--quiet").code == 0
+    asks = "".join(json.dumps({"query": f"which queue does service {i} use", "k": 5}) + "\n" for i in range(8))
+    graph = run_mem("search", "-", "--json", input=asks)
+    assert graph.code == 0, graph.stderr
+    with Store.open(tmp_path / "mem.db") as store:
+        paths = ann.paths_for(store)
+    assert all(p.exists() for p in paths) and str(paths[0]).startswith(str(tmp_path / "home" / ".cache" / "mem" / "ann"))
+    monkeypatch.setattr(ann, "available", lambda: False)
+    exact = run_mem("search", "-", "--json", input=asks)
+    # the same hits; scores within a hair (fusion normalises over the 200 semantic candidates, whose tail may differ)
+    assert [h["id"] for h in graph.records] == [h["id"] for h in exact.records]
+    assert [h["score"] for h in graph.records] == pytest.approx([h["score"] for h in exact.records], abs=0.01)
+    assert run_mem("forget", graph.records[0]["id"], "--purge").code == 0
+    assert not any(p.exists() for p in paths)

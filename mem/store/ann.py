@@ -46,7 +46,7 @@ EXPANSION_ADD = 128  # ef_construction
 EXPANSION = 256  # ef at search time (raised to the pool when larger)
 POOL = 2  # candidates asked of the graph per neighbour wanted, all rescored exactly
 MAX_POOL = 4096  # a scope so small that it needs more is scanned exactly instead
-SAVE_AFTER = 0.02  # write the graph back once this share of it was added since it was written
+SAVE_AFTER = 0.05  # write the graph back once this share of it was added since it was written (a new process adds the rest)
 FORMAT = 1
 
 
