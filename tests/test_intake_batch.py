@@ -90,3 +90,46 @@ def test_nearest_many_is_nearest_above_the_floor(tmp_path_factory, rows, queries
     # Same neighbours in the same order; similarities equal up to float32 rounding (matrix vs vector product).
     assert [[r for r, _ in hits] for hits in batch] == [[r for r, _ in hits] for hits in one_by_one]
     assert np.allclose([s for hits in batch for _, s in hits], [s for hits in one_by_one for _, s in hits], atol=1e-6)
+
+
+def _store_vectors(store: Store, vectors: np.ndarray, scopes: list[str]) -> list[int]:
+    store.bind_embedder("hash", "test", lambda: vectors.shape[1])
+    rowids = []
+    with store.write():
+        for i, (vector, scope) in enumerate(zip(vectors, scopes)):
+            memory = Memory(id=f"0190{i:04d}-0000-7000-8000-000000000000", text=f"memory {i}", scope=scope,
+                            created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z", content_hash=str(i))
+            rowids.append(store.insert_memory(memory))
+            store.put_vector(rowids[-1], scope, vector)
+    return rowids
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 150), st.integers(1, 80), st.integers(1, 12), st.floats(-1.0, 0.95), st.integers(0, 10_000))
+def test_intake_neighbours_are_exact_below_each_bound(tmp_path_factory, rows, queries, k, floor, seed):
+    """``mem.stages.neighbours.nearest`` (eager intake and the finishing pass) is the exact top k above
+    the floor among the rows below each query's bound, ties by rowid; repeated vectors make ties."""
+    from mem.stages import neighbours
+
+    rng = np.random.default_rng(seed)
+    distinct = rng.normal(size=(max(2, rows // 2), 16)).astype(np.float32)
+    stored = distinct[rng.integers(0, len(distinct), rows)]  # repeats: exact ties
+    stored /= np.linalg.norm(stored, axis=1, keepdims=True)
+    scopes = ["a" if i % 3 else "b" for i in range(rows)]
+    db = tmp_path_factory.mktemp("n") / "n.db"
+    with Store.open(db) as store:
+        rowids = _store_vectors(store, stored, scopes)
+        picks = rng.integers(0, rows, queries)
+        asked = stored[picks] + rng.normal(scale=0.3, size=(queries, 16)).astype(np.float32) * (picks % 2)[:, None]
+        asked = (asked / np.linalg.norm(asked, axis=1, keepdims=True)).astype(np.float32)
+        asked_scopes = [["a", "b", None, "nowhere"][i % 4] for i in range(queries)]
+        bounds = [int(rowids[p]) for p in picks]
+        got = neighbours.nearest(VectorIndex(store), asked, asked_scopes, k, floor, before=bounds)
+        unbounded = neighbours.nearest(VectorIndex(store), asked, asked_scopes, k, floor)
+    for i, query in enumerate(asked):
+        sims = neighbours.cosines(stored, query)  # the one definition of a cosine, the brute force below
+        for hits, bound in ((got[i], bounds[i]), (unbounded[i], None)):
+            expected = sorted(((-float(sims[j]), rowids[j]) for j in range(rows)
+                               if (bound is None or rowids[j] < bound) and float(sims[j]) >= floor
+                               and asked_scopes[i] in (None, scopes[j])))[:k]
+            assert hits == [(rowid, -sim) for sim, rowid in expected]

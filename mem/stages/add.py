@@ -282,15 +282,23 @@ def _extract_entities(ctx: "Context", drafts: Sequence[Draft]) -> None:
 class _Chunk:
     """What one chunk's drafts are checked against, looked up once per chunk inside its write transaction.
 
-    Stored ids and content hashes, and every draft's nearest stored neighbours (one matrix
-    product for the chunk, ``VectorIndex.nearest_many``); drafts stored earlier in the same chunk
-    count too (``stored``), exactly as if each draft had been written on its own.
+    Stored ids and content hashes, and every draft's nearest stored neighbours
+    (``mem.stages.neighbours``: one exact matrix product for the chunk); drafts stored earlier in
+    the same chunk count too (``stored``), exactly as if each draft had been written on its own. A
+    one-shot add (a cold index, a handful of drafts) asks ``VectorIndex.nearest_many`` instead,
+    which reads the int8 index rather than loading every vector.
+
+    A bulk intake on a warm index looks only for near duplicates here (the drafts that are checked
+    for them, at ``near_threshold``): the see_also neighbours are found by the finishing pass,
+    with the same search bounded to the rowids below each memory (``mem.stages.finish``).
     """
 
     def __init__(self, ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> None:
         import numpy as np
 
+        from mem.stages import neighbours
         from mem.store.graph import ids_of
+        from mem.store.vectors import WARM_AFTER
 
         store = ctx.store
         live = [d for d in drafts if d.rejected is None]
@@ -305,26 +313,43 @@ class _Chunk:
         fresh = [d for d in with_vector if not d.restored]  # an imported memory keeps its exported surprise
         if fresh:
             _surprise(store, fresh, self.vectors[[self.row[id(d)] for d in fresh]])
-        self.floor = min(link.SEE_ALSO_MIN, options.near_threshold)
-        self.found = ctx.vectors.nearest_many(self.vectors, NEIGHBOURS, self.scopes, floor=self.floor) \
-            if with_vector else []
+        index = ctx.vectors
+        cold = index.matrix is None and index.queries + len(with_vector) <= WARM_AFTER
+        # bulk, warm: the finishing pass finds the links' neighbours; only near duplicates are looked for now
+        self.links_later = options.bulk and not cold
+        self.floor = options.near_threshold if self.links_later else min(link.SEE_ALSO_MIN, options.near_threshold)
+        searched = [d for d in with_vector if not self.links_later or _checks_near(d, options)]
+        rows = [self.row[id(d)] for d in searched]
+        if not searched:
+            found: list[list[tuple[int, float]]] = []
+        elif cold:
+            found = index.nearest_many(self.vectors[rows], NEIGHBOURS, [self.scopes[r] for r in rows], floor=self.floor)
+        else:
+            found = neighbours.nearest(index, self.vectors[rows], [self.scopes[r] for r in rows], NEIGHBOURS, self.floor)
+        self.found = dict(zip(rows, found))  # vector row -> its stored neighbours
         # rowid -> public id of every neighbour, for the see_also edges
-        self.ids = ids_of(store, sorted({rowid for hits in self.found for rowid, _ in hits}))
+        self.ids = ids_of(store, sorted({rowid for hits in found for rowid, _ in hits})) if not self.links_later else {}
         self.stored: list[tuple[int, int, str]] = []  # (vector row, rowid, scope) of drafts stored in this chunk
         self.new_vectors: list[tuple[int, str, Any]] = []
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
 
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
-        """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier drafts."""
+        """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier
+        drafts; None without a vector, [] when it was not searched (bulk: not checked for near duplicates)."""
+        from mem.stages.neighbours import cosines, ranked
+
         row = self.row.get(id(draft))
         if row is None:
             return None
-        found = list(self.found[row])
+        if row not in self.found:
+            return []
+        found = self.found[row]
         if self.stored:
-            sims = self.vectors[[r for r, _, _ in self.stored]] @ self.vectors[row]
-            found += [(rowid, float(sim)) for (_, rowid, scope), sim in zip(self.stored, sims.tolist())
-                      if sim >= self.floor and scope == draft.memory.scope]
-            found.sort(key=lambda hit: (-hit[1], hit[0]))
+            same = [(r, rowid) for r, rowid, scope in self.stored if scope == draft.memory.scope]
+            if same:
+                earlier = ranked([rowid for _, rowid in same],
+                                 cosines(self.vectors[[r for r, _ in same]], self.vectors[row]), NEIGHBOURS, self.floor)
+                found = sorted(found + earlier, key=lambda hit: (-hit[1], hit[0]))
         return found[:NEIGHBOURS]
 
     def remember(self, draft: Draft, rowid: int) -> None:
@@ -353,6 +378,11 @@ class _Chunk:
         self.ctx.vectors.add()
 
 
+def _checks_near(draft: Draft, options: AddOptions) -> bool:
+    """Whether ``draft`` is refused when a stored memory is nearly the same (not asked to keep it, not an import)."""
+    return not options.keep_near and not draft.restored
+
+
 def _surprise(store: Any, drafts: Sequence[Draft], vectors: "np.ndarray") -> None:
     """Each draft's surprise against its scope's stored community centroids (0.5 while there are none)."""
     from mem.lifecycle.surprise import surprise
@@ -379,7 +409,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
         return Outcome("duplicate", id=existing[1], line=draft.line, reason="same text")
     # One neighbour lookup serves both the near-duplicate check and the see_also links.
     neighbours = chunk.neighbours(draft)
-    if not options.keep_near and not draft.restored and neighbours:
+    if _checks_near(draft, options) and neighbours:
         near = nearest_live(ctx, [hit for hit in neighbours if hit[1] >= options.near_threshold])
         if near is not None:
             return Outcome("duplicate", id=near[0].id, line=draft.line,
@@ -389,7 +419,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
     rowid = store.insert_memory(memory)
     chunk.remember(draft, rowid)
     if options.bulk:
-        chunk.defer(rowid, neighbours)
+        chunk.defer(rowid, None if chunk.links_later else neighbours)
         return Outcome("added", id=memory.id, line=draft.line, detail=_detail(draft, None, []))
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
                       neighbour_ids=chunk.ids)

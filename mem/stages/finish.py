@@ -23,6 +23,9 @@ from mem.stages import link, supersede
 from mem.store import pending
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from mem.records import Memory
     from mem.stages.context import Context
 
 BATCH = 500  # pending memories finished per transaction (a kill loses at most one batch of work)
@@ -62,14 +65,33 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
     memories = store.by_rowids([rowid for rowid, _ in rows])
     found, matrix = store.vectors_for(list(memories))
     vectors = dict(zip(found, matrix))
+    searched = _neighbours(ctx, [(rowid, memories[rowid]) for rowid, stored in rows
+                                 if stored is None and rowid in memories and rowid in vectors], vectors)
     for rowid, stored in rows:
         memory = memories.get(rowid)
         if memory is None:
             continue  # purged since
-        neighbours = None if stored is None else [(int(r), float(sim)) for r, sim in orjson.loads(stored)]
+        neighbours = searched.get(rowid) if stored is None else [(int(r), float(sim)) for r, sim in orjson.loads(stored)]
         link.after_insert(ctx, rowid, memory, vectors.get(rowid), entities=link.entities_of(memory),
                           neighbours=neighbours)
         superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours)
         status, superseded = supersede.resolve_status(superseded, memory.id)
         out[memory.id] = Finished(status, superseded,
                                   store.get(memory.id).superseded_by if status == "superseded" else None)
+
+
+def _neighbours(ctx: "Context", rows: "list[tuple[int, Memory]]", vectors: "dict[int, np.ndarray]"
+                ) -> dict[int, list[tuple[int, float]]]:
+    """The neighbours eager intake would have found for each row (its vector against every stored
+    row below it, in its scope), for the whole batch in one product (``mem.stages.neighbours``)."""
+    import numpy as np
+
+    from mem.stages import neighbours
+    from mem.stages.add import NEAR_DUPLICATE, NEIGHBOURS
+
+    if not rows:
+        return {}
+    found = neighbours.nearest(ctx.vectors, np.stack([vectors[rowid] for rowid, _ in rows]),
+                               [memory.scope for _, memory in rows], NEIGHBOURS,
+                               min(link.SEE_ALSO_MIN, NEAR_DUPLICATE), before=[rowid for rowid, _ in rows])
+    return {rowid: hits for (rowid, _), hits in zip(rows, found)}

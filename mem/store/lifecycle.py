@@ -265,9 +265,10 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
     found = []
     for start in range(0, len(wanted), 500):
         part = wanted[start:start + 500]
+        # unary +: rowid lookups, never a walk of the scope index (no statistics: 50 ms at 100k)
         found += [(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6]))) for r in store.conn.execute(
             f"SELECT m.rowid, {_RIVAL_COLUMNS} FROM memories m WHERE m.rowid IN ({','.join('?' * len(part))}) "
-            "AND m.scope = ? AND m.superseded_by IS NULL AND m.status != 'archived'", [*part, scope])]
+            "AND +m.scope = ? AND m.superseded_by IS NULL AND +m.status != 'archived'", [*part, scope])]
     return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
