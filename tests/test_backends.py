@@ -170,3 +170,58 @@ def test_consolidate_verify_and_scopes_run_alike(backend: str) -> None:
     scopes = cli("scope", "list", "--json")
     assert scopes.code == 0, scopes
     assert any(r.get("scope") == "test" for r in scopes.records)
+
+
+def test_handles_resolve_alike(backend: str) -> None:
+    """Short handles (prefixes of the id's random tail) and whole-id prefixes, ambiguity included:
+    PostgreSQL orders ids bytewise (COLLATE "C") as SQLite does."""
+    from mem.store import Store
+
+    ids = ["01a20000-0000-7000-8000-abcd00000001", "01a20000-0000-7000-8000-abcd10000002",
+           "01a20000-0000-7000-8000-ffff00000003"]
+    records = "".join(json.dumps({"id": i, "text": f"crafted memory {n} about deploys on fridays", "scope": "test"})
+                      + "\n" for n, i in enumerate(ids))
+    assert cli("import", "-", input=records).code == 0
+    with Store.open(backend) as store:
+        assert store.handles(ids) == {ids[0]: "abcd0", ids[1]: "abcd1", ids[2]: "ffff"}
+    ambiguous = cli("get", "abcd")
+    assert ambiguous.code == 3 and "abcd0" in ambiguous.stderr and "abcd1" in ambiguous.stderr
+    assert cli("get", "abcd1", "--json").records[0]["id"] == ids[1]
+    assert cli("get", "FFFF", "--json").records[0]["id"] == ids[2]
+    assert cli("get", ids[2][:30], "--json").records[0]["id"] == ids[2]  # a whole-id prefix, like git's
+    assert cli("update", "ffff", "--tag", "handled", "--json").records[0]["tags"] == ["handled"]
+    assert cli("forget", "abcd0", "--json").records[0]["status"] == "archived"
+    assert cli("get", "abc").code == 4
+
+
+def test_consolidate_lease_alike(backend: str) -> None:
+    """A live holder's lease makes a run skip; a dead holder's is taken over and its run logged as
+    interrupted; a finished run gives the lease back."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from mem.store import Store
+    from mem.store import lifecycle as sql
+
+    add("The cache layer evicts after ten minutes")
+    with Store.open(backend) as store:
+        with store.write():
+            sql.write_lease(store, {"token": "other", "pid": os.getpid(), "host": socket.gethostname(), "run": None,
+                                    "since": "x", "beat": time.time()})
+    skipped = cli("consolidate", "--json")
+    assert skipped.code == 0 and skipped.records[-1].get("skipped"), skipped.records
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with Store.open(backend) as store:
+        with store.write():
+            run = sql.start_run(store, "2026-01-01T00:00:00Z", ["replay"], False)
+            sql.write_lease(store, {"token": "dead", "pid": int(dead.stdout), "host": socket.gethostname(), "run": run,
+                                    "since": "x", "beat": time.time()})
+    taken = cli("consolidate", "--json")
+    assert taken.code == 0 and not taken.records[-1].get("skipped"), taken.records
+    with Store.open(backend) as store:
+        assert sql.read_lease(store) is None
+        statuses = [r["status"] for r in sql.runs(store)]
+    assert statuses[-1] == "interrupted" and statuses[0] == "ok", statuses
