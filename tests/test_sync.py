@@ -132,3 +132,47 @@ def test_an_interrupted_sync_resumes_without_duplicates(pair: tuple[str, str], m
     export = [json.loads(line) for line in cli("export", "--db", other, "--scope", "*").stdout.splitlines()]
     assert sorted(r["id"] for r in export) == sorted(ids)  # each exactly once
     assert sync(here, other)["pushed"]["added"] == 0
+
+
+def test_removed_links_and_scope_moves_travel_both_ways(pair: tuple[str, str]) -> None:
+    here, other = pair
+
+    def edges(db: str, memory: str) -> set[tuple[str, str]]:
+        out = cli("graph", "neighbors", memory, "--json", "--db", db)
+        assert out.code == 0, out
+        return {(r["id"], r["via"]["type"]) for r in out.records if r["via"]["type"] in ("caused", "related")}
+
+    def scope_of(db: str, memory: str) -> str:
+        return cli("get", memory, "--json", "--db", db).records[0]["scope"]
+
+    a = add(here, "The nightly export job writes to the reports bucket")
+    b = add(here, "The reports bucket is lifecycle-managed after 30 days")
+    c = add(here, "The export job was moved to the batch cluster")
+    for x, y, kind in ((a, b, "related"), (a, c, "caused")):
+        assert cli("graph", "link", x, y, "--type", kind, "--db", here).code == 0
+    sync(here, other)
+    assert edges(other, a) == {(b, "related"), (c, "caused")}
+    # On the team side: one link removed, one memory moved to another scope.
+    assert cli("graph", "unlink", a, b, "--db", other).code == 0
+    assert cli("scope", "move", "reports", c, "--db", other).code == 0
+    first = sync(here, other)
+    assert first["pulled"]["unlinked"] == 1 and first["pulled"]["updated"] == 1
+    assert edges(here, a) == {(c, "caused")} and scope_of(here, c) == "reports"
+    hits = cli("search", "export job batch cluster", "--json", "--db", here, "--scope", "reports").records
+    assert [h["id"] for h in hits] == [c]  # found in its new scope (vector and full-text alike)
+    again = sync(here, other)  # nothing echoes back, nothing is done twice
+    assert again["pulled"]["unlinked"] == again["pushed"]["unlinked"] == 0
+    assert again["pulled"]["updated"] == again["pushed"]["updated"] == 0
+    assert edges(other, a) == {(c, "caused")} and scope_of(other, c) == "reports"
+    # And the other way: removed and moved on the laptop, carried to the team store.
+    assert cli("graph", "unlink", a, c, "--db", here).code == 0
+    assert cli("scope", "move", "archive", b, "--db", here).code == 0
+    back = sync(here, other)
+    assert back["pushed"]["unlinked"] == 1 and back["pushed"]["updated"] == 1
+    assert edges(other, a) == set() and scope_of(other, b) == "archive"
+    # A link removed, then made again at the source, stays.
+    assert cli("graph", "link", a, b, "--type", "related", "--db", other).code == 0
+    assert cli("graph", "unlink", a, b, "--db", other).code == 0
+    assert cli("graph", "link", a, b, "--type", "related", "--db", other).code == 0
+    sync(here, other)
+    assert edges(here, a) == {(b, "related")}

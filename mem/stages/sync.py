@@ -11,7 +11,9 @@ each changed memory over whole, as an export record with its links:
 - a memory changed on both sides keeps the newer version (``updated_at``; ties: the larger store
   id) and records the other in a ``conflict`` changelog row that ``mem verify`` reports until the
   memory is changed again here;
-- a memory purged at the source is purged here.
+- a memory purged at the source is purged here; a link removed there (``mem graph unlink``) is
+  removed here, unless the source has it again; a memory moved to another scope there
+  (``mem scope move``, rename, merge) moves here, with its vector index entry.
 
 Progress is committed after every batch, and applying a batch twice changes nothing (ids are
 kept, equal versions are skipped, changes a sync brought in are marked ``sync_from`` and never
@@ -58,7 +60,8 @@ def _direction(src: "Context", dst: "Context", src_id: str, dst_id: str) -> dict
     seen_key = f"sync_seen:{src_id}"
     after = int(dst.store.get_meta(seen_key) or 0)
     base = int(dst.store.get_meta(f"sync_base:{src_id}") or 0)
-    counts = {"added": 0, "updated": 0, "conflicts": 0, "purged": 0, "unchanged": 0}
+    counts = {"added": 0, "updated": 0, "conflicts": 0, "purged": 0, "linked": 0, "unlinked": 0,
+              "unchanged": 0}
     dst.store.sync_origin = src_id
     try:
         while True:
@@ -68,7 +71,9 @@ def _direction(src: "Context", dst: "Context", src_id: str, dst_id: str) -> dict
             # Changes that came from dst in an earlier sync are dst's own: they do not travel back.
             ids = list(dict.fromkeys(r.memory_id for r in rows if r.memory_id and r.sync_from != dst_id))
             purged = {r.memory_id for r in rows if r.op == "purge"}
-            _apply(src, dst, ids, purged, base, src_id, dst_id, counts)
+            linked = {r.memory_id for r in rows if r.op == "link" and r.sync_from != dst_id}
+            _apply(src, dst, ids, purged, linked, base, src_id, dst_id, counts)
+            _unlink(src, dst, [r for r in rows if r.op == "unlink" and r.sync_from != dst_id], counts)
             after = rows[-1].seq
             with dst.store.write():
                 dst.store.set_meta(seen_key, str(after))
@@ -77,9 +82,11 @@ def _direction(src: "Context", dst: "Context", src_id: str, dst_id: str) -> dict
     return counts
 
 
-def _apply(src: "Context", dst: "Context", ids: list[str], purged: set[str], base: int, src_id: str, dst_id: str,
-           counts: dict[str, int]) -> None:
+def _apply(src: "Context", dst: "Context", ids: list[str], purged: set[str], linked: set[str], base: int,
+           src_id: str, dst_id: str, counts: dict[str, int]) -> None:
     from mem.stages import io, memories
+    from mem.stages.io import links_of
+    from mem.store.graph import restore_edges
     from mem.store.sync import changed_here_since
 
     present = src.store.existing_ids(ids)
@@ -96,8 +103,13 @@ def _apply(src: "Context", dst: "Context", ids: list[str], purged: set[str], bas
     for memory_id in (i for i in ids if i in records and i in have):
         theirs = records[memory_id]
         ours = dst.store.get(memory_id).to_record()
-        if all(theirs.get(k) == ours.get(k) for k in SYNCED):
-            counts["unchanged"] += 1
+        if all(theirs.get(k) == ours.get(k) for k in SYNCED) and theirs["scope"] == ours["scope"]:
+            if memory_id in linked:  # only a new link (mem graph link): it comes over
+                with dst.store.write():
+                    restore_edges(dst.store, links_of(theirs, dst.now_iso()))
+                counts["linked"] += 1
+            else:
+                counts["unchanged"] += 1
             continue
         if not changed_here_since(dst.store, memory_id, base):
             _overwrite(dst, theirs, ours)
@@ -125,16 +137,37 @@ def _settle(src: "Context", dst: "Context", src_id: str, dst_id: str, theirs: di
             ctx.store.sync_origin = previous
 
 
+def _unlink(src: "Context", dst: "Context", removed: list[Any], counts: dict[str, int]) -> None:
+    """Links removed at the source (changelog ``unlink`` rows): gone here too, unless the source has
+    linked them again since; each removal here is logged (marked as synced, so it does not travel back)."""
+    from mem.store.graph import delete_edge, get_edge
+
+    for change in removed:
+        edge = (change.memory_id, change.link_to, change.link_type)
+        if None in edge or get_edge(src.store, *edge) is not None:
+            continue
+        with dst.store.write():
+            if delete_edge(dst.store, *edge):
+                dst.store.log(dst.now_iso(), "unlink", change.memory_id, None,
+                              {"dst": change.link_to, "type": change.link_type})
+                counts["unlinked"] += 1
+
+
 def _overwrite(dst: "Context", theirs: dict[str, Any], ours: dict[str, Any]) -> None:
-    """Give the destination's copy the source's version of the synced fields (and its links)."""
+    """Give the destination's copy the source's version of the synced fields, its scope and its links."""
     from mem.stages.io import links_of
     from mem.store.graph import restore_edges
+    from mem.store.scopes import move_memories
 
     changes = {k: theirs.get(k) for k in SYNCED if theirs.get(k) != ours.get(k)}
     vector = dst.embedder.embed([theirs["text"]])[0] if "text" in changes else None
     store = dst.store
     with store.write():
-        store.update_memory(theirs["id"], changes, at=theirs["updated_at"], op="sync")
+        rowid = store.rowid_of(theirs["id"])
+        if theirs["scope"] != ours["scope"]:
+            move_memories(store, [rowid], theirs["scope"], at=theirs["updated_at"])
+        if changes:
+            store.update_memory(theirs["id"], changes, at=theirs["updated_at"], op="sync")
         if vector is not None:
-            store.put_vector(store.rowid_of(theirs["id"]), ours["scope"], vector, replace=True)
+            store.put_vector(rowid, theirs["scope"], vector, replace=True)
         restore_edges(store, links_of(theirs, dst.now_iso()))

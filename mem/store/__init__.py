@@ -337,6 +337,16 @@ class Store:
         self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
                               [(rowid, q[i].tobytes(), scope) for i, (rowid, scope) in enumerate(zip(rowids, scopes))])
 
+    def rescope_vector_index(self, rowids: Sequence[int], scope: str) -> None:
+        """Give these memories' KNN index entries ``scope`` (a scope move, inside its write txn)."""
+        # vec0 partitions by scope and cannot update a partition key: re-insert the same int8 rows.
+        entries = self.conn.execute(
+            f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({','.join('?' * len(rowids))})", list(rowids)
+        ).fetchall()
+        self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(r[0],) for r in entries])
+        self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
+                              [(r[0], r[1], scope) for r in entries])
+
     def log(self, at: str, op: str, memory_id: str | None, author: str | None, payload: dict[str, Any]) -> None:
         """Append one row to the changelog: every mutation leaves a trace (``sync_from`` on what a sync brought in)."""
         if self.sync_origin is not None:

@@ -41,11 +41,11 @@ def savepoint(store: "Store") -> Iterator[None]:
     store.conn.execute("SAVEPOINT mem_one")
     try:
         yield
+        store.conn.execute("RELEASE mem_one")  # inside: on PostgreSQL a write sent ahead may fail only here
     except BaseException:
         store.conn.execute("ROLLBACK TO mem_one")
         store.conn.execute("RELEASE mem_one")
         raise
-    store.conn.execute("RELEASE mem_one")
 
 
 # ------------------------------------------------------------------ lifecycle rows

@@ -100,15 +100,8 @@ def move_memories(store: "Store", rowids: Sequence[int], new: str, *, at: str) -
     ).fetchall()
     store.conn.executemany("UPDATE memories SET scope = ? WHERE rowid = ?", params)
     store.conn.executemany("UPDATE assertions SET scope = ? WHERE memory_rowid = ?", params)
-    # memory_vec partitions by scope and cannot update a partition key: re-insert the same int8 rows.
     if store._has_table("memory_vec"):
-        placeholders = ",".join("?" * len(rowids))
-        entries = store.conn.execute(
-            f"SELECT rowid, embedding FROM memory_vec WHERE rowid IN ({placeholders})", list(rowids)
-        ).fetchall()
-        store.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(r[0],) for r in entries])
-        store.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
-                               [(r[0], r[1], new) for r in entries])
+        store.rescope_vector_index(rowids, new)
     store._bump_vectors_epoch()  # warm in-RAM indexes keep each row's scope
     for memory_id, old in ids:
         store.log(at, "update", memory_id, None, {"scope": new, "from_scope": old})

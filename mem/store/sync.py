@@ -21,6 +21,8 @@ class Change(NamedTuple):
     op: str
     memory_id: str | None
     sync_from: str | None  # the store this change was synced in from; None when made here
+    link_to: str | None = None  # a link change (op "link" / "unlink"): the other memory and the type
+    link_type: str | None = None
 
 
 def store_id(store: "Store") -> str:
@@ -39,9 +41,9 @@ def store_id(store: "Store") -> str:
 def changes_after(store: "Store", seq: int, limit: int) -> list[Change]:
     """Changelog rows after ``seq``, oldest first, at most ``limit``."""
     rows = store.conn.execute(
-        "SELECT seq, op, memory_id, json_extract(payload, '$.sync_from') FROM changelog WHERE seq > ? "
-        "ORDER BY seq LIMIT ?", (seq, limit))
-    return [Change(int(r[0]), str(r[1]), r[2], r[3]) for r in rows]
+        "SELECT seq, op, memory_id, json_extract(payload, '$.sync_from'), json_extract(payload, '$.dst'), "
+        "json_extract(payload, '$.type') FROM changelog WHERE seq > ? ORDER BY seq LIMIT ?", (seq, limit))
+    return [Change(int(r[0]), str(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
 
 
 def changed_here_since(store: "Store", memory_id: str, seq: int) -> bool:
