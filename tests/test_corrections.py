@@ -46,6 +46,23 @@ PAIRS = {
     "not_old": ("The default geofence radius is 50 m around each depot.",
                 "Actually the default geofence radius is 100 m around each depot, not 50 m.",
                 "correction", "what is the default geofence radius?"),
+    # no change word at all: another number of the same unit on the same slot
+    "settled": ("The Redis connection pool timeout is 5 seconds.",
+                "Redis connection pool timeout ended up at 8 seconds after the soak test.",
+                "fact", "what is the redis connection pool timeout?"),
+    # a how-to whose command runs another program, naming no old value
+    "howto": ("Build the docs locally with `make docs`; the HTML lands in site/.",
+              "Building the docs locally: `uv run mkdocs build` now; the HTML still lands in site/.",
+              "procedure", "how do I build the docs locally?"),
+    "identifier": ("The worker reads the broker address from BROKER_URL.",
+                   "BROKER_URL is now CELERY_BROKER_URL; the worker no longer reads the old name.",
+                   "correction", "which variable holds the broker address?"),
+    "address": ("The status page lives at https://status.acme.dev for customers.",
+                "The status page moved to https://status.acme.io; the old address redirects for a month.",
+                "fact", "where is the status page?"),
+    "not_needed": ("To debug a job, start the worker with `--pool=solo` so breakpoints work.",
+                   "Workers run on the new runner now; the --pool=solo trick is no longer needed.",
+                   "fact", ""),
 }
 
 
@@ -75,7 +92,7 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
     exported = {r["id"]: r for r in run_mem("export").records}
     for key, (old, new) in ids.items():
         assert exported[old["id"]]["superseded_by"] == new["id"], key
-    for key in ("owner", "timeout", "search", "port", "handover", "shortened"):
+    for key in ("owner", "timeout", "search", "port", "handover", "shortened", "settled", "howto", "address"):
         question = PAIRS[key][3]
         hits = run_mem("search", question, "--scope", key, "--now", "2026-05-03T00:00:00Z").records
         assert hits and hits[0]["id"] == ids[key][1]["id"], (key, hits)
@@ -83,7 +100,8 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
 
 
 def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
-    pairs = {k: PAIRS[k] for k in ("timeout", "search", "handover", "no_longer", "renamed", "gone")}
+    pairs = {k: PAIRS[k] for k in ("timeout", "search", "handover", "no_longer", "renamed", "gone", "settled", "howto",
+                                   "identifier")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -101,6 +119,14 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a reminder that rejects the same value agrees with the older memory
         "agree": ("Amounts are integer cents in bigint columns, never floats.",
                   "Reminder: amounts stay integer cents in bigint columns, never floats.", "fact", ""),
+        # the same unit on another slot, with no change word
+        "other_slot": ("The API request timeout is 30 seconds.", "The API worker timeout is 60 seconds.", "fact", ""),
+        # the same unit, a slot that says more ("session cache TTL" is not "cache TTL")
+        "narrower": ("The cache TTL is 5 minutes.", "The session cache TTL is 30 minutes.", "fact", ""),
+        # two recipes of one program are two commands, not a change
+        "siblings": ("Unit tests: `just test` after the justfile switch.",
+                     "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",
+                     "correction", ""),
     }
     ids = _load(pairs)
     for key, (old, new) in ids.items():

@@ -2026,6 +2026,17 @@ def conflicts(new: Assertion, old: Assertion) -> bool:
     return False
 
 
+def _corrected_slot(new: Assertion, old: Assertion) -> bool:
+    """Whether a correction's ``new`` claim overrides ``old``: the same slot and not the same claim;
+    a denial only overrides the claim it denies ("we replaced the Makefile" denies the Makefile, it
+    says nothing of "running a worker locally")."""
+    if _shared_slot(new, old) is None:
+        return False
+    if _same_value(new.value, old.value):
+        return new.polarity != old.polarity
+    return new.polarity and old.polarity
+
+
 def supersedes(new_text: str, old_text: str,
                new_kind: str = "fact") -> list[tuple[Assertion, Assertion]]:
     """Conflicting ``(new, old)`` assertion pairs between two memory texts.
@@ -2049,7 +2060,6 @@ def supersedes(new_text: str, old_text: str,
         for o in old_as:
             if conflicts(n, o):
                 pairs.append((n, o))
-            elif correction and _shared_slot(n, o) is not None and not (
-                    _same_value(n.value, o.value) and n.polarity == o.polarity):
+            elif correction and _corrected_slot(n, o):
                 pairs.append((n, o))
     return pairs

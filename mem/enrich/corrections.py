@@ -9,11 +9,16 @@ it a correction is structure, not the exact phrase:
   B``, ``A is gone``), or a contrast (``instead of A``, ``rather than A``, ``no longer A``,
   ``, not A``);
 * the **old value** A it names, and the new value B when there is one;
-* the **slot**: the memory's other content words ("mqtt", "keepalive").
+* the **slot**: the memory's other content words ("mqtt", "keepalive");
+* its **settings**: typed values with the words their sentence names them by: numbers with a unit,
+  commands in backticks, addresses. A text with no change word at all ("MQTT keepalive settled at 90
+  seconds") is a *bare* reading: it can only replace another value of the same type on the same slot.
 
 :func:`corrects` decides, for one older memory, whether the correction replaces it: the older text
 states the old value (numbers compared by value: "60 seconds" ~ "60 s"), shares the slot, and does
-not already state the new value. Stdlib only, pure, cached: intake calls it on every neighbour.
+not already state the new value; or it holds another setting of the same type on the same slot
+(another number of the unit, a command of another program, another address). Stdlib only, pure,
+cached: intake calls it on every neighbour, and on the memories :func:`lookup_terms` finds by word.
 
 >>> r = read("The payments timeout was raised from 30 to 45 seconds.")
 >>> [v.text for v in r.old], [v.text for v in r.new]
@@ -30,12 +35,11 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-__all__ = ["Reading", "Value", "corrects", "read", "related"]
+__all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 _NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([a-z%]+(?:/[a-z]+)?)?")
-# Verbs of change, as stems (any inflection): what turns "from A to B" into a correction.
 # Verbs of change, as stems (any inflection): what turns "from A to B" into a correction.
 _CHANGE = ("switch", "mov", "migrat", "chang", "rais", "lower", "shorten", "lengthen", "extend", "bump",
            "increas", "decreas", "reduc", "upgrad", "downgrad", "renam", "replac", "swap", "hand", "transfer",
@@ -45,9 +49,10 @@ _CHANGE_RE = r"(?:(?:" + "|".join(_CHANGE) + r")" + _INFLECT + r"|took|taken|wen
 # Verbs of removal: their object is the old value ("from" after them names a place, not a value).
 _REMOVE_RE = r"(?:(?:drop|remov|retir|deprecat|decommission|delet|ditch|kill|revert|undo|sunset)" + _INFLECT + \
     r"|undid|rolled back)"
-_SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"-]+(?: [\w./*@#+%'`"-]+){{0,4}}?)"""  # 1-5 words, lazily
+_SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]+(?: [\w./*@#+%'`"=-]+){{0,4}}?)"""  # 1-5 words, lazily
 _STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|so|and|but|when|while|which|who|than)\b)"
 _END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|so|but|when|while|which|who)\b)"
+_IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
 # (pattern, which groups hold old/new) -- each is one shape of change, not one phrasing
 _SHAPES = [
     # switched / moved / raised / took over ... from A (to B)
@@ -66,8 +71,14 @@ _SHAPES = [
     # X handed (over) Y (over) to Z: the giver is the old value, the receiver the new
     re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+hand(?:ed|s)?\s+(?:over\s+)?[^,;:.\n]{{0,60}}?\bto\s+"
                rf"{_SPAN.format('new')}{_STOP}"),
-    # instead of A / rather than A / no longer A / , not A
-    re.compile(rf"(?:\binstead of|\brather than|\bno longer|[,;]\s*(?:and\s+|but\s+)?(?:not|never))\s+{_SPAN.format('old')}{_END}"),
+    # instead of A / rather than A / , not A / no longer A (after "no longer" a lone word ending the
+    # clause is a predicate, "no longer needed", not a value)
+    re.compile(rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
+               rf"\s+{_SPAN.format('old')}{_END}"),
+    # an identifier that is now / became another: "STRIPE_KEY is now STRIPE_SECRET_KEY"
+    re.compile(rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
+    # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
+    re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]
 # Words that mark an update without naming what it replaces ("the limit is now 1200").
 _MARKERS = re.compile(r"\b(?:now|no longer|anymore|any more|instead|actually|correction|nowadays|these days|"
@@ -100,8 +111,12 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def _content_words(tokens: list[str]) -> list[str]:
+    return [_stem(t) for t in tokens if t not in _FUNCTION and not _NUMBER.match(t) and len(t) > 1]
+
+
 def _content(tokens: list[str]) -> frozenset[str]:
-    return frozenset(_stem(t) for t in tokens if t not in _FUNCTION and not _NUMBER.match(t) and len(t) > 1)
+    return frozenset(_content_words(tokens))
 
 
 @dataclass(frozen=True)
@@ -126,13 +141,18 @@ class Value:
             return None
         return cls(" ".join(tokens), terms, numbers)
 
-    def stated_in(self, text_terms: frozenset[str], text_numbers: frozenset[float]) -> bool:
-        """Whether a text states this value: its numbers, and (most of) its content words."""
+    def stated_in(self, text_terms: frozenset[str], text_numbers: frozenset[float], phrase: str = "") -> bool:
+        """Whether a text states this value: its numbers, and (most of) its content words; a value of
+        one content word among function words ("per organization") as that phrase, when ``phrase``
+        (the text's words, space-joined) is given."""
         if self.numbers and not set(self.numbers) <= text_numbers:
             return False
         if not self.terms:
             return bool(self.numbers)
         missing = len(self.terms - text_terms)
+        tokens = [t for t in self.text.split() if t not in _GENERIC]
+        if phrase and len(self.terms) == 1 and len(tokens) > 1 and f" {' '.join(tokens)} " not in f" {phrase} ":
+            return False
         return missing == 0 or (missing == 1 and len(self.terms) >= 4)
 
 
@@ -145,7 +165,10 @@ class Reading:
     slot: frozenset[str]
     explicit: bool  # a change shape matched (else only a marker word or the kind)
     kind: str = "fact"
-    quantities: dict[tuple[float, str], frozenset[str]] = field(default_factory=dict)  # (number, unit) -> words before it
+    settings: "dict[Setting, frozenset[str]]" = field(default_factory=dict)  # each setting -> the slot words before it
+    # no change word and no correction kind: it only states settings ("keepalive settled at 90 seconds"),
+    # so it can replace nothing but another value of the same type on the same slot
+    bare: bool = False
 
 
 _UNITS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "ms": "ms", "millisecond": "ms",
@@ -154,22 +177,72 @@ _UNITS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "ms"
           "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb", "%": "%", "percent": "%", "m": "m", "km": "km"}
 
 
-QUANTITY_WINDOW = 4  # words before a number that name what it measures ("the rate limit is 600 ...")
+QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
+# A setting is a typed value: ``(number, unit)`` ("30 seconds", "30s" and "30 sec" are ``(30.0, "s")``),
+# ``(command, "`")`` for a command in backticks (what a how-to says to run), ``(address, "url")``, and in
+# a text that reads as a change, ``(number, "#")`` for a number with no unit ("line length is now 120").
+Setting = tuple["float | str", str]
+COMMAND, URL, PLAIN = "`", "url", "#"
+_TYPED = re.compile(r"`(?P<code>[^`\n]{1,80})`|(?P<url>https?://[^\s<>()`'\"]+[\w/])")
+# A number with no unit of its own that opens a range ("from 60 to 120 seconds"): the unit and the
+# words before it are the range's.
+_RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 
 
 @lru_cache(maxsize=4096)
-def _quantities(text: str) -> dict[tuple[float, str], frozenset[str]]:
-    """``(number, unit)`` -> the content words just before it: "30 seconds", "30s" and "30 sec" are
-    ``(30.0, "s")``; other unit words by stem."""
+def _settings(text: str, plain: bool = False) -> dict[Setting, frozenset[str]]:
+    """Each setting the text states -> the last content words of its sentence before it (its slot);
+    both ends of "from 60 to 120 seconds" are seconds, with the words before the range. ``plain``:
+    numbers without a unit too.
+
+    >>> sorted(_settings("Raised the MQTT keepalive from 60 to 120 seconds."))
+    [(60.0, 's'), (120.0, 's')]
+    >>> {key: sorted(slot) for key, slot in _settings("Done. API tests are now `just test`.").items()}
+    {('just test', '`'): ['api', 'test']}
+    """
     lowered = text.lower()
-    out: dict[tuple[float, str], frozenset[str]] = {}
-    for match in _NUM_UNIT.finditer(lowered):
+    blanked = _TYPED.sub(lambda m: " " * len(m.group()), lowered)  # numbers inside code or addresses are not settings
+    out: dict[Setting, frozenset[str]] = {}
+
+    def put(key: Setting, start: int) -> None:
+        sentence = max((m.end() for m in _SENTENCE_END.finditer(blanked, 0, start)), default=0)
+        out[key] = out.get(key, frozenset()) | _last(words(blanked[sentence:start]))
+
+    for match in _TYPED.finditer(lowered):
+        if match["code"]:
+            put((" ".join(match["code"].split()), COMMAND), match.start())
+        else:
+            put((match["url"].rstrip("/"), URL), match.start())
+    opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
+    for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
-        if unit:
-            before = _content(words(lowered[max(0, match.start() - 60):match.start()])[-QUANTITY_WINDOW:])
-            key = (float(number), _UNITS.get(unit, _stem(unit)))
-            out[key] = out.get(key, frozenset()) | before
+        if not unit or unit in _FUNCTION:
+            if _RANGE.match(blanked, match.start()):
+                opened.append((float(number), match.start()))
+            elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-"):
+                put((float(number), PLAIN), match.start())
+            continue
+        for value in (*(n for n, _ in opened), float(number)):
+            put((value, _UNITS.get(unit, _stem(unit))), opened[0][1] if opened else match.start())
+        opened = []
     return out
+
+
+def _last(tokens: list[str]) -> frozenset[str]:
+    """The last ``QUANTITY_WINDOW`` content words of ``tokens``."""
+    return frozenset(_content_words(tokens)[-QUANTITY_WINDOW:])
+
+
+def _same_program(a: Setting, b: Setting) -> bool:
+    """Two commands of one program are two of its uses (`just test`, `just e2e local`), not a change."""
+    return a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0]
+
+
+def _show(setting: Setting) -> str:
+    value, kind = setting
+    return f"`{value}`" if kind == COMMAND else str(value) if kind == URL else f"{value:g}" if kind == PLAIN \
+        else f"{value:g} {kind}"
 
 
 _PARTS = re.compile(r"[-./_]+")
@@ -205,26 +278,67 @@ def read(text: str, kind: str = "fact") -> Reading | None:
                 value = Value.of(raw) if raw else None
                 if value is not None and value not in into:
                     into.append(value)
-    if not old and not new and kind != "correction" and not _MARKERS.search(lowered):
+    bare = not old and not new and kind != "correction" and not _MARKERS.search(lowered)
+    settings = _settings(text, plain=not bare)
+    if bare and not settings:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
-    slot = _facts(text)[0] - named - {_stem(w) for w in _CHANGE_WORDS}
-    return Reading(tuple(old), tuple(new), frozenset(slot), bool(old), kind, _quantities(text))
+    slot = _facts(text)[0] - named - _CHANGE_STEMS
+    return Reading(tuple(old), tuple(new), frozenset(slot), bool(old), kind, settings, bare)
 
 
 _CHANGE_WORDS = frozenset("""switched moved migrated changed raised lowered shortened extended bumped increased
 decreased reduced upgraded downgraded renamed replaced swapped handed took over transferred reassigned reverted
-dropped removed retired deprecated decommissioned deleted gone settled""".split())
+dropped removed retired deprecated decommissioned deleted gone settled ended landed""".split())
+_CHANGE_STEMS = frozenset(_stem(w) for w in _CHANGE_WORDS)
 # Evidence a correction needs against one older memory: shared slot words, plus the content words of
 # the old value it states, plus one when the older memory is a semantic neighbour.
 EVIDENCE = 3
 
 
+def lookup_terms(reading: Reading) -> list[str]:
+    """Words to look the memory a correction corrects up by (full-text) when it is no semantic
+    neighbour: the old values it names, then the slot words of the settings it states.
+
+    >>> lookup_terms(read("The dev API now listens on port 8080, not 8000."))
+    ['8000', 'api', 'dev', 'listen', 'port']
+    """
+    named = {t for v in reading.old for t in (*v.terms, *(f"{n:g}" for n in v.numbers))}
+    slots = {w for before in reading.settings.values() for w in before} - _CHANGE_STEMS
+    return sorted(named) + sorted(slots - named)
+
+
 def related(reading: Reading, older_text: str) -> bool:
     """Whether the older text is about what the correction changes, without the proof ``corrects``
     needs: two shared slot words, or an old value it names."""
+    if reading.bare:
+        return bool(_rivals(reading, older_text, contained=False))
     terms, numbers, parts = _facts(older_text)
     return len(reading.slot & terms) >= 2 or any(v.stated_in(parts, numbers) for v in reading.old)
+
+
+def _rivals(reading: Reading, older_text: str, *, contained: bool) -> list[tuple[Setting, Setting]]:
+    """``(older setting, newer setting)`` pairs on one slot: the same type (unit, or both commands),
+    another value, and slot words in common (two, or all of a one-word slot; change verbs aside).
+    ``contained`` (a bare statement, no change word): two slot words at least, each side's all
+    present in the other text, so "session cache TTL" is not "cache TTL"."""
+    theirs = _settings(older_text, plain=True)
+    older_words = _facts(older_text)[2]
+    newer_words = reading.slot | {w for before in reading.settings.values() for w in before}
+    out = []
+    for mine, before in reading.settings.items():
+        slot = before - _CHANGE_STEMS
+        # a number with no unit needs two slot words ("incident 116" and "incident 177" are two incidents)
+        need = 2 if contained or mine[1] == PLAIN else min(2, len(slot))
+        if mine in theirs or not need:
+            continue
+        for other, their_before in theirs.items():
+            core = their_before - _CHANGE_STEMS
+            if other[1] != mine[1] or len(slot & core) < need or _same_program(other, mine):
+                continue
+            if not contained or (slot <= older_words and core <= newer_words):
+                out.append((other, mine))
+    return out
 
 
 def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> str | None:
@@ -232,34 +346,33 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
 
     The older text must not already state every new value (then it is the new state, or the same
     change told again) nor reject the old value itself; then either it states an old value the
-    correction names, or it holds a quantity of the same unit with another number, with
+    correction names, or it holds a setting of the same type with another value on the slot, with
     ``EVIDENCE`` in shared words.
     """
     terms, numbers, parts = _facts(older_text)
     slot = len(reading.slot & terms)
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
-    if reading.new and all(v.stated_in(parts, numbers) for v in reading.new):
+    if reading.bare:
+        return _same_slot(reading, older_text, contained=True) if shared >= EVIDENCE else None
+    # the older text already states every new value: it is the new state, or the same change told
+    # again (a new name inside the old one, "vehicle_positions" -> "positions", does not count)
+    old_parts = {p for v in reading.old for t in v.terms for p in _PARTS.split(t)}
+    if reading.new and all(v.stated_in(parts, numbers) and not v.terms <= old_parts for v in reading.new):
         return None
     own = read(older_text)
     rejected = [v for v in own.old] if own else []
-    for value in reading.old:
-        if any(value.terms <= r.terms and set(value.numbers) <= set(r.numbers) for r in rejected):
-            continue  # the older text rejects it too ("never floats"): the two agree
-        named = max(1, len(value.terms))
-        # one shared word and a one-word value is too little on its own ("Dana applies it" is not
-        # "Dana owns it"), whatever the cosine: the slot, the value or the kind must say more
-        if value.stated_in(parts, numbers) and shared + named >= EVIDENCE and (
-                slot >= 2 or named >= 2 or reading.kind == "correction"):
-            return f"old value {value.text}"
-    if shared >= EVIDENCE and reading.quantities:
-        theirs = _quantities(older_text)
-        for (number, unit), before in reading.quantities.items():
-            if (number, unit) in theirs:
-                continue
-            # the same slot: another number of the same unit, attached to a word this one is attached to
-            need = min(2, len(before))
-            rivals = sorted(n for (n, u), their_before in theirs.items()
-                            if u == unit and need and len(before & their_before) >= need)
-            if rivals:
-                return f"same slot, {rivals[0]:g} {unit} -> {number:g} {unit}"
-    return None
+    phrase = " ".join(p for t in words(older_text) for p in _PARTS.split(t) if p)
+    stated = [v for v in reading.old if v.stated_in(parts, numbers, phrase) and not any(
+        v.terms <= r.terms and set(v.numbers) <= set(r.numbers) for r in rejected)]  # rejected too: the two agree
+    # each old value stated is evidence by its content words; one shared word and a one-word value is
+    # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
+    # the values or the kind must say more
+    named = sum(max(1, len(v.terms)) for v in stated)
+    if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or reading.kind == "correction"):
+        return "old value " + ", ".join(v.text for v in stated)
+    return _same_slot(reading, older_text, contained=False) if shared >= EVIDENCE else None
+
+
+def _same_slot(reading: Reading, older_text: str, *, contained: bool) -> str | None:
+    rivals = _rivals(reading, older_text, contained=contained)
+    return f"same slot, {_show(rivals[0][0])} -> {_show(rivals[0][1])}" if rivals else None

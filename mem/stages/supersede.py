@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 CANDIDATES = 50
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
 CONTRADICTS_MIN = 0.65  # cosine for an open contradicts edge when a correction does not clearly replace
+LOOKUP = 10  # earlier memories a correction looks up by the old values and slot words it names
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
 # true of the project: two turns never supersede each other, or a chat log would hide itself.
 NOT_ASSERTED = frozenset({"episode"})
@@ -161,7 +162,20 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     from mem.store import lifecycle as sql
 
     cosine = {other: sim for other, sim in neighbours}
-    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, list(cosine)):
+    candidates = list(cosine)
+    incoming = corrections.read(memory.text, memory.kind)
+    if incoming is not None and not incoming.bare:
+        # what a correction corrects may be no semantic neighbour ("the dev API now listens on port
+        # 8080, not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the
+        # earlier memories that state the old values it names or its settings' slot words (earlier
+        # only, so bulk intake's finishing pass, with later memories stored already, decides as eager
+        # intake did)
+        from mem.text import fts_any
+
+        terms = corrections.lookup_terms(incoming)
+        if terms:
+            candidates += [r for r, _ in ctx.store.bm25(fts_any(terms), LOOKUP, memory.scope) if r < rowid]
+    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates):
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue
         newer, older = _ordered(rowid, memory, other_rowid, other)
