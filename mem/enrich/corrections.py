@@ -217,7 +217,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, frozenset[str]]:
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
-        if not unit or unit in _FUNCTION:
+        if not unit or unit in _FUNCTION or unit not in _UNITS and not (len(unit) > 3 and unit.endswith("s")):
+            # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
             if _RANGE.match(blanked, match.start()):
                 opened.append((float(number), match.start()))
             elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-"):
