@@ -44,6 +44,7 @@ MIN_SCAN = 200_000 * 128
 CONNECTIVITY = 16  # HNSW M
 EXPANSION_ADD = 128  # ef_construction
 EXPANSION = 256  # ef at search time (raised to the pool when larger)
+EXPANSION_MANY = 64  # ef for a chunk's neighbours at intake (a few each, above a cosine floor)
 POOL = 2  # candidates asked of the graph per neighbour wanted, all rescored exactly
 MAX_POOL = 4096  # a scope so small that it needs more is scanned exactly instead
 SAVE_AFTER = 0.05  # write the graph back once this share of it was added since it was written (a new process adds the rest)
@@ -141,7 +142,7 @@ class Graph:
         import numpy as np
 
         count = min(count, len(self.rowids))
-        self.index.expansion_search = max(EXPANSION, count)
+        self.index.expansion_search = max(EXPANSION_MANY, count)
         found = self.index.search(peak_scaled(queries), count, threads=os.cpu_count() or 1)
         keys = found.keys.astype(np.int64)
         keys[np.arange(count)[None, :] >= found.counts[:, None]] = -1
