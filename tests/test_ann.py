@@ -285,3 +285,26 @@ def test_cli_search_stream_uses_the_saved_graph_and_purge_deletes_it(tmp_path: P
     assert [h["score"] for h in graph.records] == pytest.approx([h["score"] for h in exact.records], abs=0.01)
     assert run_mem("forget", graph.records[0]["id"], "--purge").code == 0
     assert not any(p.exists() for p in paths)
+
+
+def test_a_region_the_graph_cannot_reach_is_caught_by_the_sample(tmp_path: Path, monkeypatch):
+    """HNSW can miss a group of rows far from the rest; the sample check then scans exactly."""
+    monkeypatch.setattr(ann, "SAMPLE_MIN", 100)
+    monkeypatch.setattr(ann, "SAMPLE", 0.1)
+    matrix = _vectors(N)
+    island = _unit(np.ones(DIM, dtype=np.float32) + 0.05 * np.random.default_rng(2).normal(size=(60, DIM)))
+    with _open(tmp_path / "v.db", np.concatenate([matrix, island])) as store:
+        index = _warm(store)
+        index.nearest(matrix[0], 5, "a")
+        reachable = ann.Graph.search
+
+        def blind(self, query, count):  # a graph whose walk never reaches the island (rowids > N)
+            found = reachable(self, query, count + 60)
+            return found[found <= N][:count]
+
+        monkeypatch.setattr(ann.Graph, "search", blind)
+        q = island[0]
+        assert index.nearest(q, 10, "a") == _exact(index, q, 10, "a")
+        assert all(rowid > N for rowid, _ in index.nearest(q, 10, "a"))
+        q = matrix[3]  # a query the graph answers: no fallback needed, the same neighbours
+        assert [r for r, _ in index.nearest(q, 10, "a")] == [r for r, _ in _exact(index, q, 10, "a")]

@@ -47,6 +47,10 @@ EXPANSION = 256  # ef at search time (raised to the pool when larger)
 EXPANSION_MANY = 64  # ef for a chunk's neighbours at intake (a few each, above a cosine floor)
 POOL = 2  # candidates asked of the graph per neighbour wanted, all rescored exactly
 MAX_POOL = 4096  # a scope so small that it needs more is scanned exactly instead
+# After each graph search a fixed random SAMPLE of the rows (at least SAMPLE_MIN) is scored: one that
+# beats the graph's k-th means the graph missed a region, and the search scans exactly instead.
+SAMPLE = 0.05
+SAMPLE_MIN = 2000
 SAVE_AFTER = 0.05  # write the graph back once this share of it was added since it was written (a new process adds the rest)
 FORMAT = 1
 
