@@ -73,3 +73,25 @@ def test_organize_on_a_terminal_prints_one_table_per_structure() -> None:
 def test_organize_takes_one_query() -> None:
     refused = run_mem("search", "-", "--organize", input=jsonl({"query": "payments"}))
     assert refused.code == 4 and "--organize" in refused.error["message"]
+
+
+def test_memories_stored_before_structure_types_get_theirs_when_the_store_is_upgraded(tmp_path) -> None:
+    import os
+
+    import sqlean
+
+    from mem.store.migrations import LATEST, MIGRATIONS, m010_structure_backfill
+
+    added = run_mem("add", "-", "--now", NOW, input=jsonl(*PAYMENTS)).records
+    ids = [r["id"] for r in added]
+    # the database as a pre-m008 store leaves it: every row at the column's default, schema at m009
+    conn = sqlean.connect(os.environ["MEM_DB"])
+    with conn:
+        conn.execute("UPDATE memories SET structure = 'narrative'")
+        conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(m010_structure_backfill)}")
+    conn.close()
+    stored = {r["id"]: r["structure"] for r in run_mem("export").records}  # opening the store upgrades it
+    assert [stored[i] for i in ids] == ["ledger", "ledger", "timeline", "timeline", "taxonomy", "narrative"]
+    conn = sqlean.connect(os.environ["MEM_DB"])
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST
+    conn.close()

@@ -307,7 +307,26 @@ def m009_pending_links(conn: Connection) -> None:
     )
 
 
+def m010_structure_backfill(conn: Connection) -> None:
+    """Structure types for the memories stored before m008, which read as narrative: computed as intake
+    computes them (``mem.enrich.structure.structure_of``, pure and stdlib), over every narrative row in
+    rowid batches. Intake classes a text the same way each time, so a row it called narrative stays so."""
+    from mem.enrich.structure import structure_of
+
+    last = 0
+    while True:
+        rows = conn.execute("SELECT rowid, text, event_at FROM memories WHERE structure = 'narrative' AND rowid > ? "
+                            "ORDER BY rowid LIMIT 2000", (last,)).fetchall()
+        if not rows:
+            return
+        for rowid, text, event_at in rows:
+            found = structure_of(text, dated=event_at is not None)
+            if found != "narrative":
+                conn.execute("UPDATE memories SET structure = ? WHERE rowid = ?", (found, rowid))
+        last = rows[-1][0]
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
                                                   m005_fts_epoch, m006_id_handles, m007_scopes, m008_structure,
-                                                  m009_pending_links]
+                                                  m009_pending_links, m010_structure_backfill]
 LATEST = len(MIGRATIONS)
