@@ -388,3 +388,18 @@ def test_a_short_lead_before_a_colon_is_its_own_clause() -> None:
     (a,) = extract_assertions("Reverted the pnpm switch: web/ is back on npm.")
     assert (a.subject, a.attribute, a.value, a.polarity) == ("web/", "uses", "npm", True)
     assert a.surface == "web/ is back on npm."
+
+
+_WORD = st.text(alphabet="abcdefghij -.", min_size=1, max_size=12).map(lambda w: " ".join(w.split())).filter(bool)
+
+
+@given(st.dictionaries(_WORD, _WORD, max_size=20))
+def test_lexicon_tables_read_back_what_they_write(mapping: dict[str, str]) -> None:
+    from mem.enrich.lexicon import table, words
+
+    groups: dict[str, list[str]] = {}
+    for variant, canonical in mapping.items():
+        groups.setdefault(canonical, []).append(variant)
+    text = "\n".join(f"{canonical}: " + ", ".join(variants) for canonical, variants in groups.items())
+    assert table(text) == mapping
+    assert words(", ".join(mapping) + ",") == frozenset(mapping)  # a comma anywhere: entries are comma-separated

@@ -118,213 +118,20 @@ _MAX_SUBJECT_TOKENS = 6
 _MAX_VALUE_TOKENS = 6
 
 # --------------------------------------------------------------------------------------------
-# Lexicons. Kept small and inline: they make conflicts comparable across phrasings
-# ("we use Postgres" vs "the database is MySQL") without any model.
+# Lexicons (mem.enrich.lexicon): they make conflicts comparable across phrasings.
 # --------------------------------------------------------------------------------------------
 
-# category: tool, tool, ...   (one category per tool; ecosystem prefixes keep npm and poetry apart)
-_TOOL_TABLE = """
-database: postgres, mysql, mariadb, sqlite, mongodb, dynamodb, cockroachdb, cassandra, clickhouse,
-  duckdb, oracle, mssql, firestore, couchdb, neo4j, supabase, planetscale, snowflake, bigquery,
-  redshift, timescaledb
-cache: redis, memcached, valkey, dragonfly, varnish
-queue: rabbitmq, kafka, sqs, nats, pubsub, kinesis, activemq, pulsar
-task queue: celery, rq, sidekiq, bullmq, bull, dramatiq, huey, arq, resque, temporal
-ci: github actions, gitlab ci, circleci, jenkins, travis, buildkite, drone, azure pipelines,
-  bitbucket pipelines, teamcity, argo cd, argocd, spinnaker
-python package manager: pip, poetry, uv, pipenv, pdm, conda, hatch, rye
-js package manager: npm, yarn, pnpm
-python test runner: pytest, unittest, nose, nose2, ward
-js test runner: jest, vitest, mocha, jasmine, ava
-e2e: playwright, cypress, selenium, puppeteer
-python linter: flake8, pylint, ruff, pyflakes
-python formatter: black, yapf, autopep8
-js linter: eslint, tslint, oxlint
-js formatter: prettier, biome
-type checker: mypy, pyright, pyre, pytype
-python web framework: django, flask, fastapi, starlette, litestar, sanic, tornado, pyramid
-js web framework: express, koa, fastify, nestjs, hapi
-frontend framework: react, vue, angular, svelte, solid, preact, ember, jquery, backbone
-meta framework: next.js, nuxt, sveltekit, remix, gatsby, astro, create react app
-bundler: webpack, vite, rollup, parcel, esbuild, turbopack, rspack
-orm: sqlalchemy, django orm, prisma, typeorm, sequelize, drizzle, peewee, tortoise, activerecord,
-  hibernate, gorm, diesel
-cloud: aws, gcp, azure, digitalocean, linode, hetzner
-hosting: heroku, vercel, netlify, fly.io, render, railway, cloudflare pages, github pages
-orchestrator: kubernetes, ecs, nomad, docker swarm, eks, gke, aks
-container runtime: docker, podman, docker compose
-error tracking: sentry, rollbar, bugsnag
-monitoring: datadog, prometheus, grafana, new relic, honeycomb, pagerduty, opsgenie
-search: elasticsearch, opensearch, meilisearch, typesense, algolia, solr
-vector store: faiss, pinecone, weaviate, qdrant, chroma, milvus, pgvector, sqlite-vec
-object storage: s3, gcs, minio, r2
-auth: auth0, okta, cognito, clerk, keycloak
-iac: terraform, pulumi, cloudformation, cdk, ansible
-build system: make, cmake, bazel, gradle, maven, ninja, meson, turborepo, nx
-js runtime: node, deno, bun
-http client: requests, httpx, aiohttp, axios, urllib3
-state management: redux, mobx, zustand, recoil, pinia, vuex
-css: tailwind, bootstrap, styled-components, sass, css modules
-chat: slack, discord, microsoft teams, mattermost
-editor: vim, neovim, emacs, vscode, pycharm, intellij, sublime, zed, cursor, helix, nano
-docs: sphinx, mkdocs, docusaurus, storybook, jekyll, hugo
-language: python, javascript, typescript, go, rust, java, kotlin, ruby, php, c, c++, c#, swift,
-  scala, elixir, erlang, haskell, clojure, dart, lua, zig, ocaml, julia, perl
-"""
-_TOOLS: dict[str, str] = {}
-for _line in _TOOL_TABLE.replace("\n  ", " ").strip().splitlines():  # indented lines continue
-    _cat, _names = _line.split(":", 1)
-    for _name in _names.split(","):
-        _TOOLS[_name.strip()] = _cat.strip()
-_LANGUAGES = frozenset(n for n, c in _TOOLS.items() if c == "language")
+from mem.enrich.lexicon import (  # noqa: E402  (data, after the lazy-regex helper above)
+    ADJECTIVES as _ADJECTIVES, ADVERBS as _ADVERBS, CAT_SLOT as _CAT_SLOT, EXCLUSIVE as _EXCLUSIVE,
+    GENERIC_HEADS as _GENERIC_HEADS, GENERIC_MODS as _GENERIC_MODS, GENERIC_SUBJECTS as _GENERIC_SUBJECTS,
+    LANGUAGES as _LANGUAGES, PRONOUNS as _PRONOUNS, SETTING_WORDS as _SETTING_WORDS, SLOT_SUBJECTS as _SLOT_SUBJECTS,
+    STATUS as _STATUS, SUBJECT_SYNONYMS as _SUBJECT_SYNONYMS, TOKEN_SYNONYMS as _TOKEN_SYNONYMS, TOOLS as _TOOLS,
+    VALUE_ALIASES as _VALUE_ALIASES,
+)
 
-# Categories whose members replace each other within one project (two ORMs, two CI systems at
-# once are rare; two languages or two monitoring tools are normal).
-_EXCLUSIVE = frozenset({
-    "database", "cache", "task queue", "ci", "python package manager", "js package manager",
-    "python test runner", "js test runner", "python linter", "python formatter", "js linter",
-    "js formatter", "type checker", "python web framework", "js web framework",
-    "frontend framework", "meta framework", "bundler", "orm", "hosting", "orchestrator",
-    "error tracking", "state management", "vector store", "build system", "chat", "editor", "docs",
-})
-# The slot a category fills, so "we use Postgres" can meet "the database is MySQL".
-_CAT_SLOT = {
-    "python package manager": "package manager", "js package manager": "package manager",
-    "python test runner": "test runner", "js test runner": "test runner", "e2e": "e2e tests",
-    "python linter": "linter", "js linter": "linter", "python formatter": "formatter",
-    "js formatter": "formatter", "python web framework": "web framework",
-    "js web framework": "web framework", "meta framework": "frontend framework",
-    "container runtime": "containers", "language": "",
-}
-
-# Canonical spellings of values.
-_VALUE_ALIASES = {
-    "postgresql": "postgres", "pg": "postgres", "psql": "postgres", "mongo": "mongodb",
-    "k8s": "kubernetes", "gh actions": "github actions", "github action": "github actions",
-    "gha": "github actions", "gitlab-ci": "gitlab ci", "js": "javascript", "ts": "typescript",
-    "py": "python", "golang": "go", "nodejs": "node", "node.js": "node", "reactjs": "react",
-    "react.js": "react", "vue.js": "vue", "vuejs": "vue", "nextjs": "next.js", "next": "next.js",
-    "elastic": "elasticsearch", "amazon s3": "s3", "aws s3": "s3", "vs code": "vscode",
-    "visual studio code": "vscode", "circle ci": "circleci", "travis ci": "travis",
-    "memcache": "memcached", "rabbit": "rabbitmq", "rabbit mq": "rabbitmq", "ms sql": "mssql",
-    "sql server": "mssql", "fly": "fly.io", "cra": "create react app",
-    "create-react-app": "create react app", "sqla": "sqlalchemy",
-    "docker-compose": "docker compose",
-    "compose": "docker compose", "tailwindcss": "tailwind", "argocd": "argo cd",
-    "google cloud": "gcp", "amazon web services": "aws", "on": "enabled", "off": "disabled",
-}
-
-# Subjects that stand for "the project" or "the user" rather than a component.
-_GENERIC_SUBJECTS = {
-    "we": "project", "us": "project", "team": "project", "dev team": "project",
-    "engineering team": "project", "project": "project", "repo": "project",
-    "repository": "project", "codebase": "project", "app": "project", "application": "project",
-    "you": "project", "everyone": "project", "i": "i", "me": "i", "user": "i", "myself": "i",
-}
 _PERSONS = frozenset({"i"})
-
-# Leading modifiers and trailing heads that do not change what a subject names:
-# "the main database server" and "the database" are the same slot.
-_GENERIC_MODS = frozenset({"project", "app", "application", "repo", "repository", "codebase",
-                           "main", "primary", "current", "existing", "overall", "feature", "flag",
-                           "team", "our"})
-_GENERIC_HEADS = frozenset({"layer", "service", "server", "system", "setup", "stack", "instance",
-                            "cluster", "engine", "provider", "solution", "tool", "tooling",
-                            "platform", "backend", "tier", "component", "module", "flag",
-                            "rotation", "runtime", "job", "jobs", "task", "process", "step",
-                            "environment"})
-# Whole-subject synonyms (after modifiers/heads are dropped).
-_SUBJECT_SYNONYMS = {
-    "db": "database", "dbs": "database", "databases": "database", "data store": "database",
-    "datastore": "database", "persistence": "database", "caching": "cache", "caches": "cache",
-    "continuous integration": "ci", "ci pipeline": "ci", "ci/cd": "ci", "cicd": "ci",
-    "ci/cd pipeline": "ci", "build pipeline": "ci", "package management": "package manager",
-    "dependency management": "package manager", "dependencies": "package manager",
-    "packaging": "package manager", "testing": "tests", "test framework": "test runner",
-    "testing framework": "test runner", "test suite": "tests", "test": "tests",
-    "unit testing": "unit tests", "e2e testing": "e2e tests", "end-to-end tests": "e2e tests",
-    "end-to-end testing": "e2e tests", "e2e": "e2e tests", "linting": "linter", "lint": "linter",
-    "formatting": "formatter", "code formatting": "formatter", "type checking": "type checker",
-    "typechecking": "type checker", "static typing": "type checker", "bundling": "bundler",
-    "deploys": "deployment", "deployments": "deployment", "deploy": "deployment",
-    "deploying": "deployment", "background jobs": "task queue", "background tasks": "task queue",
-    "async jobs": "task queue", "async tasks": "task queue", "job queue": "task queue",
-    "jobs": "task queue", "message queue": "queue", "message broker": "queue", "broker": "queue",
-    "messaging": "queue", "queues": "queue", "error reporting": "error tracking",
-    "errors": "error tracking", "exception tracking": "error tracking",
-    "error tracker": "error tracking", "error monitoring": "error tracking", "logs": "logging",
-    "authentication": "auth", "orchestration": "orchestrator", "container orchestration":
-    "orchestrator", "web server": "web framework", "frontend build": "bundler",
-    "build tool": "build system", "builds": "build system", "styling": "css", "styles": "css",
-    "vector db": "vector store", "vector database": "vector store", "vector search": "vector store",
-    "embeddings store": "vector store", "state": "state management", "hosting": "hosting",
-    "containers": "containers", "containerization": "containers", "notifications": "alerts",
-}
-# Subjects naming a slot that holds one tool at a time: "uses" is single-valued for them.
-# Broad subjects ("tests", "ci", "monitoring") are left out on purpose: many tools serve them at
-# once, so two *known* tools of one exclusive category (pytest vs unittest) are needed there.
-_SLOT_SUBJECTS = frozenset({
-    "database", "cache", "queue", "task queue", "package manager", "test runner", "linter",
-    "formatter", "type checker", "web framework", "frontend framework", "bundler", "orm",
-    "hosting", "orchestrator", "error tracking", "search", "object storage", "auth", "editor",
-    "ide", "shell", "runtime", "state management", "css", "secrets manager", "cdn", "dns",
-    "email provider", "payment provider", "data warehouse", "warehouse", "message bus",
-    "event bus", "vector store", "embedding model", "llm", "http client", "containers",
-    "version control", "vcs",
-})
-# A subject is a setting (its numbers are values, not versions) if it contains one of these.
-_SETTING_WORDS = frozenset({
-    "timeout", "ttl", "limit", "max", "min", "size", "count", "retries", "retry", "threshold",
-    "rate", "ratio", "interval", "delay", "workers", "threads", "concurrency", "memory", "batch",
-    "percentage", "percent", "budget", "coverage", "length", "width", "depth", "level", "replicas",
-    "instances", "shards", "capacity", "quota", "cap", "duration", "period", "window", "expiry",
-    "expiration", "lifetime", "backoff", "pool", "connections", "attempts", "number", "seed",
-    "temperature", "k", "dimension", "dimensions", "dims", "chunk", "tokens", "days", "hours",
-    "minutes", "seconds", "frequency", "cadence", "budget", "weight", "score", "priority",
-})
-# Status words: value -> canonical status. "X is deprecated" and "X is stable" conflict.
-_STATUS = {
-    "enabled": "enabled", "on": "enabled", "turned on": "enabled", "active": "enabled",
-    "activated": "enabled", "switched on": "enabled", "disabled": "disabled", "off": "disabled",
-    "turned off": "disabled", "inactive": "disabled", "deactivated": "disabled",
-    "switched off": "disabled", "deprecated": "deprecated", "archived": "archived",
-    "frozen": "frozen", "removed": "removed", "deleted": "removed", "decommissioned": "removed",
-    "retired": "removed", "sunset": "removed", "sunsetted": "removed", "dropped": "removed",
-    "broken": "broken", "fixed": "fixed", "passing": "passing", "green": "passing",
-    "failing": "failing", "red": "failing", "live": "live", "down": "down", "stable": "stable",
-    "beta": "beta", "in beta": "beta", "alpha": "alpha", "experimental": "experimental",
-    "in progress": "in progress", "wip": "in progress", "done": "done", "complete": "done",
-    "completed": "done", "finished": "done", "blocked": "blocked", "pending": "pending",
-    "paused": "paused", "on hold": "paused", "merged": "merged", "released": "released",
-    "unreleased": "unreleased", "open": "open", "closed": "closed", "resolved": "resolved",
-    "in review": "in review", "supported": "supported", "unsupported": "unsupported",
-    "maintained": "maintained", "unmaintained": "unmaintained", "required": "required",
-    "mandatory": "required", "optional": "optional", "in production": "live",
-    "pinned": "pinned", "unpinned": "unpinned",
-}
-# Descriptive predicates: "Redis is fast" describes, it does not identify, so it is multi-valued.
-_ADJECTIVES = frozenset("""
-fast slow quick simple complex complicated large small big huge tiny old new legacy modern flaky
-buggy noisy reliable unreliable expensive cheap free good bad great fine ok okay important critical
-secure insecure safe unsafe hard easy difficult annoying verbose strict lenient idempotent stateless
-stateful async asynchronous synchronous sync blocking immutable mutable public private internal
-external lightweight heavy heavyweight popular mature fragile robust readonly slower faster better
-worse bigger smaller cheaper deterministic nondeterministic consistent inconsistent available
-unavailable compatible incompatible outdated obsolete correct wrong incorrect ready healthy
-unhealthy
-high low tight loose proprietary paid messy clean tricky painful convenient handy useful useless
-slowish huge minimal optional responsive unresponsive overloaded idle busy solid shaky hot cold
-static dynamic native portable scalable usable readable generic specific
-""".split())
-_ADVERBS = frozenset({"very", "really", "quite", "pretty", "too", "super", "extremely", "fairly",
-                      "so", "much", "more", "less", "highly", "somewhat", "relatively", "rather",
-                      "incredibly", "painfully", "surprisingly", "notoriously", "generally",
-                      "mostly", "always", "often", "usually", "sometimes", "kind", "a", "not"})
 _ADJ_SUFFIX = _lazy(r"(?:able|ible|ful|less|ous|ive|ish|ic|ed|-safe|-only|-threaded|-based|"
                     r"-friendly|-heavy|-bound|-free|-ready|-aware|-specific|-sensitive)$")
-_PRONOUNS = frozenset({"it", "this", "that", "they", "them", "these", "those", "there", "here",
-                       "which", "what", "who", "he", "she", "one", "everything", "nothing",
-                       "something", "anything", "someone", "nobody", "all", "some", "both"})
 # Words that mark a clause as a plan, hedge or hypothetical rather than a fact.
 _HYPOTHETICAL = _lazy(
     r"\b(?:if|unless|whether|suppose|supposing|assuming|would|could|might|maybe|perhaps|possibly|"
@@ -668,10 +475,6 @@ def _canon_one(s: str) -> str:
 
 
 _NO_PLURAL = ("ss", "us", "is", "ics", "ous")
-# Abbreviations folded anywhere in a subject.
-_TOKEN_SYNONYMS = {"db": "database", "dbs": "database", "k8s": "kubernetes", "env": "environment",
-                   "config": "configuration", "repo": "repository", "auth": "auth",
-                   "prod": "production", "dev": "development"}
 
 
 def _is_slot(canon: str) -> bool:
@@ -1421,6 +1224,19 @@ def _T(words: str, substrings: str = "") -> tuple[frozenset[str], tuple[str, ...
     return frozenset(words.split()), tuple(substrings.split())
 
 
+def _said(verbs: str, preps: str, value: str = ".+") -> tuple[tuple[frozenset[str], tuple[str, ...]], _LazyRe]:
+    """Trigger and pattern of ``SUBJECT [aux] VERB PREP VALUE`` ("X is hosted on Y"): the trigger is
+    the first word of each verb, which the clause must hold."""
+    return (_T(" ".join({v.split()[0]: None for v in verbs.split("|")})),
+            _p(rf"^{_S}\s+{_AUX}(?P<verb>{verbs})\s+(?:{preps})\s+(?P<v>{value})$"))
+
+
+def _done(verbs: str, preps: str, value: str = "v") -> tuple[tuple[frozenset[str], tuple[str, ...]], _LazyRe]:
+    """Trigger and pattern of ``[we] [aux] VERB SUBJECT PREP VALUE`` ("we store X in Y")."""
+    return (_T(" ".join({v.split()[0]: None for v in verbs.split("|")})),
+            _p(rf"^{_WE}{_AUX}(?P<verb>{verbs})\s+{_S}\s+(?:{preps})\s+(?P<{value}>.+)$"))
+
+
 # (name, trigger, pattern, handler); order matters: the first handler that returns True wins.
 _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Handler], ...] = (
     # --- conversational first-person facts: "I work at Google", "I live in Berlin" ---
@@ -1480,9 +1296,7 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^(?:the\s+)?(?:owner|owners|maintainer|maintainers|dri|point of contact|poc)\s+"
         r"(?:of|for)\s+(?P<s>.+?)\s+(?:is|are|was|=|:)\s+(?:now\s+)?(?P<v>.+)$"),
      _h_owner),
-    ("belongs_to", _T("belongs belong belonged"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:belongs|belong|belonged)\s+to\s+(?P<v>.+)$"),
-     _h_owner),
+    ("belongs_to", *_said(r"belongs|belong|belonged", r"to"), _h_owner),
     ("ownership_moved", _T("ownership maintenance responsibility"),
      _p(r"^(?:the\s+)?(?:ownership|maintenance|responsibility)\s+(?:of|for)\s+(?P<s>.+?)\s+" +
         _AUX + r"(?:moved|transferred|passed|went|handed|shifted)\s+(?:over\s+)?to\s+(?P<v>.+)$"),
@@ -1497,37 +1311,22 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _h_owner_active),
 
     # --- implementation language: "X is written in Go", "we rewrote X in Rust" ---
-    ("written_in", _T("in"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?P<verb>written|implemented|coded|built|developed|"
-        r"rewritten|re-written|ported|programmed|authored)\s+(?:entirely\s+|mostly\s+|fully\s+|"
-        r"purely\s+)?in\s+(?P<v>.+)$"),
-     _h_language),
-    ("write_in", _T("in"),
-     _p(r"^" + _WE + _AUX + r"(?P<verb>write|wrote|rewrite|rewrote|rewriting|writing|implement|"
-        r"implemented|port|ported|porting|build|built|building)\s+" + _S + r"\s+in\s+(?P<v>.+)$"),
-     _h_language),
+    ("written_in", *_said(r"written|implemented|coded|built|developed|rewritten|re-written|ported|programmed|authored",
+                          r"entirely in|mostly in|fully in|purely in|in"), _h_language),
+    ("write_in", *_done(r"write|wrote|rewrite|rewrote|rewriting|writing|implement|implemented|port|ported|porting|build|"
+                        r"built|building", r"in"), _h_language),
 
     # --- where things live: "X lives in scripts/", "we store X in Vault" ---
-    ("lives_in_path", _T("lives live located stored kept saved defined placed sits resides reside "
-                         "persisted written based"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:lives|live|located|stored|kept|saved|defined|placed|"
-        r"sits|resides|reside|persisted|written|based)\s+(?:in|at|under|inside|on|to)\s+"
-        r"(?P<v>.+)$"),
-     _h_location),
-    ("store_in", _T("store stored keep kept save saved put persist persisted"),
-     _p(r"^" + _WE + _AUX + r"(?:store|stored|keep|kept|save|saved|put|persist|persisted)\s+" +
-        _S + r"\s+(?:in|on|into|under)\s+(?P<v>.+)$"),
-     _h_location),
+    ("lives_in_path", *_said(r"lives|live|located|stored|kept|saved|defined|placed|sits|resides|reside|persisted|"
+                             r"written|based", r"in|at|under|inside|on|to"), _h_location),
+    ("store_in", *_done(r"store|stored|keep|kept|save|saved|put|persist|persisted", r"in|on|into|under"), _h_location),
     ("is_at_path", _T("in at under"),
      _p(r"^" + _S + r"\s+(?:is|are|was|were)\s+(?:now\s+)?(?:in|at|under)\s+"
         r"(?P<v>[\w~./-]*[/.][\w~./-]*)$"),
      _h_location),
 
     # --- hosting / deploy target: "X is hosted on Netlify", "we deploy to Fly.io" ---
-    ("hosted_on", _T("hosted deployed served shipped"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:hosted|deployed|served|shipped)\s+"
-        r"(?:on|to|at|in|by|from)\s+(?P<v>.+)$"),
-     _h_host),
+    ("hosted_on", *_said(r"hosted|deployed|served|shipped", r"on|to|at|in|by|from"), _h_host),
     ("deploy_to", _T("deploy deployed deploying host hosted hosting ship shipped"),
      _p(r"^" + _WE + _AUX + r"(?:deploy|deployed|deploying|host|hosted|hosting|ship|shipped)\s+"
         r"(?:(?P<s>[^,;:=]+?)\s+)?(?:to|on|at)\s+(?P<v>.+)$"),
@@ -1543,10 +1342,7 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^" + _WE + _AUX + rf"(?P<verb>{_SET_VERBS})\s+" + _S + r"\s+(?:to|at|onto)\s+"
         r"(?:version\s+)?(?P<new>.+?)(?:\s+(?:for|in)\s+(?P<s3>.+?))?$"),
      _h_set),
-    ("rewrite_in", _T("rewrote rewrite ported port converted convert"),
-     _p(r"^" + _WE + _AUX + r"(?P<verb>rewrote|rewrite|ported|port|converted|convert)\s+" + _S +
-        r"\s+(?:in|into|to)\s+(?P<new>.+)$"),
-     _h_set),
+    ("rewrite_in", *_done(r"rewrote|rewrite|ported|port|converted|convert", r"in|into|to", "new"), _h_set),
     ("changed_to", _T("to onto at"),
      _p(r"^" + _S + r"\s+" + _AUX + rf"(?P<verb>{_CHANGE_VERBS}|pinned|locked|set)\s+"
         r"(?:over\s+)?(?:to|onto|at)\s+(?:version\s+)?(?P<new>.+)$"),
@@ -1576,31 +1372,21 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
         r"(?:now\s+|still\s+|also\s+|only\s+|mainly\s+|primarily\s+|mostly\s+)?used\s+"
         r"(?:for|as|in)\s+(?P<s>.+)$"),
      _h_used_for),
-    ("built_with", _T("build builds compile compiles done performed built made implemented "
-                      "developed powered backed driven "
-                      "handled orchestrated tested linted formatted packaged bundled compiled "
-                      "containerized cached rendered styled type-checked checked scheduled queued "
-                      "processed managed monitored tracked"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:done|performed|built|made|implemented|developed|powered|"
-        r"backed|driven|handled|orchestrated|tested|linted|formatted|packaged|bundled|compiled|"
-        r"containerized|cached|rendered|styled|type-checked|checked|scheduled|queued|processed|"
-        r"managed|monitored|tracked|build|builds|compile|compiles)\s+(?:with|using|on|by|via|"
-        r"through|on top of|atop|in)\s+(?P<v>.+)$"),
-     _h_uses_s),
+    ("built_with", *_said(r"done|performed|built|made|implemented|developed|powered|backed|driven|handled|orchestrated|"
+                          r"tested|linted|formatted|packaged|bundled|compiled|containerized|cached|rendered|styled|"
+                          r"type-checked|checked|scheduled|queued|processed|managed|monitored|tracked|build|builds|"
+                          r"compile|compiles", r"with|using|on|by|via|through|on top of|atop|in"), _h_uses_s),
     ("schedule", _T("runs run ran scheduled happens happen executes fires triggers"),
      _p(r"^" + _S + r"\s+" + _AUX + r"(?:runs|run|ran|scheduled|happens|happen|executes|fires|"
         r"triggers)\s+(?:(?P<v>(?:at\s+\d|every\s|each\s|on\s+(?:" + _WEEKDAY + r"\b|weekdays|"
         r"weekends|the first|the last))[^,;]*)|(?P<freq>daily|nightly|hourly|weekly|monthly|"
         r"once a \w+|twice a \w+))$"),
      _h_schedule),
-    ("expires", _T("expire expires expired"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:expire|expires|expired)\s+(?:after|in|every)\s+"
-        r"(?P<v>[^,;]+)$"),
-     _h_expires),
-    ("runs_on", _T("runs run running ran sits sit lives"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:runs|run|running|ran|sits|sit|lives)\s+"
-        r"(?:on top of|on|in|under|inside|atop|with|via|using|through)\s+(?P<v>.+)$"),
+    ("expires", *_said(r"expire|expires|expired", r"after|in|every", r"[^,;]+"), _h_expires),
+    ("runs_on", *_said(r"runs|run|running|ran|sits|sit|lives", r"on top of|on|in|under|inside|atop|with|via|using|through"),
      _h_uses_s),
+    ("goes_through", *_said(r"go|goes|going|went|are sent|is sent|get sent|gets sent|are routed|is routed|route|routes|"
+                            r"flow|flows|happen|happens|happened|run|runs", r"through|to|via|into"), _h_uses_s),
     ("goes_through", _T("go goes going went sent routed route routes flow flows happen happens "
                         "happened run runs"),
      _p(r"^" + _S + r"\s+" + _AUX + r"(?:go|goes|going|went|are sent|is sent|get sent|gets sent|"
@@ -1647,9 +1433,7 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _h_uses),
 
     # --- copula: "X defaults to Y", "Postgres is our database", "X is/was Y" ---
-    ("defaults_to", _T("defaults default"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:defaults|default)\s+(?:to|is)\s+(?P<v>.+)$"),
-     _h_defaults_to),
+    ("defaults_to", *_said(r"defaults|default", r"to|is"), _h_defaults_to),
     ("is_inverse", _T("is was"),
      _p(r"^(?P<v>[^ ,;:=]+(?: [^ ,;:=]+)?)\s+(?:is|was)\s+(?:now\s+|still\s+|currently\s+)?"
         r"(?:the|our|my|their|your)\s+(?P<s>[^,;]+)$"),

@@ -1,0 +1,270 @@
+"""Word tables for ``mem.enrich.assertions``: what makes claims comparable across phrasings ("we use
+Postgres" vs "the database is MySQL") without any model. Data only: a mapping is written
+``canonical: variant, variant, ...`` (indented lines continue), a set as words, commas when an
+entry has spaces; :func:`table` and :func:`words` read them. Stdlib only."""
+
+from __future__ import annotations
+
+
+def table(text: str) -> dict[str, str]:
+    """``canonical: a, b`` lines -> ``{a: canonical, b: canonical}`` (an empty canonical is allowed)."""
+    out: dict[str, str] = {}
+    for line in text.replace("\n  ", " ").strip().splitlines():
+        canonical, _, variants = line.partition(": ")
+        for variant in variants.split(","):
+            out[variant.strip()] = canonical.strip()
+    return out
+
+
+def words(text: str) -> frozenset[str]:
+    """Entries split at commas when there is one (entries with spaces), else at whitespace."""
+    return frozenset(" ".join(w.split()) for w in (text.split(",") if "," in text else text.split()) if w.strip())
+
+
+# category: tool, tool, ...   (one category per tool; ecosystem prefixes keep npm and poetry apart)
+TOOL_TABLE = """
+database: postgres, mysql, mariadb, sqlite, mongodb, dynamodb, cockroachdb, cassandra, clickhouse,
+  duckdb, oracle, mssql, firestore, couchdb, neo4j, supabase, planetscale, snowflake, bigquery,
+  redshift, timescaledb
+cache: redis, memcached, valkey, dragonfly, varnish
+queue: rabbitmq, kafka, sqs, nats, pubsub, kinesis, activemq, pulsar
+task queue: celery, rq, sidekiq, bullmq, bull, dramatiq, huey, arq, resque, temporal
+ci: github actions, gitlab ci, circleci, jenkins, travis, buildkite, drone, azure pipelines,
+  bitbucket pipelines, teamcity, argo cd, argocd, spinnaker
+python package manager: pip, poetry, uv, pipenv, pdm, conda, hatch, rye
+js package manager: npm, yarn, pnpm
+python test runner: pytest, unittest, nose, nose2, ward
+js test runner: jest, vitest, mocha, jasmine, ava
+e2e: playwright, cypress, selenium, puppeteer
+python linter: flake8, pylint, ruff, pyflakes
+python formatter: black, yapf, autopep8
+js linter: eslint, tslint, oxlint
+js formatter: prettier, biome
+type checker: mypy, pyright, pyre, pytype
+python web framework: django, flask, fastapi, starlette, litestar, sanic, tornado, pyramid
+js web framework: express, koa, fastify, nestjs, hapi
+frontend framework: react, vue, angular, svelte, solid, preact, ember, jquery, backbone
+meta framework: next.js, nuxt, sveltekit, remix, gatsby, astro, create react app
+bundler: webpack, vite, rollup, parcel, esbuild, turbopack, rspack
+orm: sqlalchemy, django orm, prisma, typeorm, sequelize, drizzle, peewee, tortoise, activerecord,
+  hibernate, gorm, diesel
+cloud: aws, gcp, azure, digitalocean, linode, hetzner
+hosting: heroku, vercel, netlify, fly.io, render, railway, cloudflare pages, github pages
+orchestrator: kubernetes, ecs, nomad, docker swarm, eks, gke, aks
+container runtime: docker, podman, docker compose
+error tracking: sentry, rollbar, bugsnag
+monitoring: datadog, prometheus, grafana, new relic, honeycomb, pagerduty, opsgenie
+search: elasticsearch, opensearch, meilisearch, typesense, algolia, solr
+vector store: faiss, pinecone, weaviate, qdrant, chroma, milvus, pgvector, sqlite-vec
+object storage: s3, gcs, minio, r2
+auth: auth0, okta, cognito, clerk, keycloak
+iac: terraform, pulumi, cloudformation, cdk, ansible
+build system: make, cmake, bazel, gradle, maven, ninja, meson, turborepo, nx
+js runtime: node, deno, bun
+http client: requests, httpx, aiohttp, axios, urllib3
+state management: redux, mobx, zustand, recoil, pinia, vuex
+css: tailwind, bootstrap, styled-components, sass, css modules
+chat: slack, discord, microsoft teams, mattermost
+editor: vim, neovim, emacs, vscode, pycharm, intellij, sublime, zed, cursor, helix, nano
+docs: sphinx, mkdocs, docusaurus, storybook, jekyll, hugo
+language: python, javascript, typescript, go, rust, java, kotlin, ruby, php, c, c++, c#, swift,
+  scala, elixir, erlang, haskell, clojure, dart, lua, zig, ocaml, julia, perl
+"""
+
+TOOLS = table(TOOL_TABLE)  # tool -> category
+LANGUAGES = frozenset(n for n, c in TOOLS.items() if c == "language")
+
+
+# Categories whose members replace each other within one project (two ORMs, two CI systems at
+# once are rare; two languages or two monitoring tools are normal).
+EXCLUSIVE = words("""
+build system, bundler, cache, chat, ci, database, docs, editor, error tracking, frontend framework,
+hosting, js formatter, js linter, js package manager, js test runner, js web framework, meta
+framework, orchestrator, orm, python formatter, python linter, python package manager, python test
+runner, python web framework, state management, task queue, type checker, vector store
+""")
+
+# The slot a category fills, so "we use Postgres" can meet "the database is MySQL".
+CAT_SLOT = {'python package manager': 'package manager', 'js package manager': 'package manager', 'python test runner': 'test runner', 'js test runner': 'test runner', 'e2e': 'e2e tests', 'python linter': 'linter', 'js linter': 'linter', 'python formatter': 'formatter', 'js formatter': 'formatter', 'python web framework': 'web framework', 'js web framework': 'web framework', 'meta framework': 'frontend framework', 'container runtime': 'containers', 'language': ''}
+
+# Canonical spellings of values.
+VALUE_ALIASES = table("""
+postgres: postgresql, pg, psql
+mongodb: mongo
+kubernetes: k8s
+github actions: gh actions, github action, gha
+gitlab ci: gitlab-ci
+javascript: js
+typescript: ts
+python: py
+go: golang
+node: nodejs, node.js
+react: reactjs, react.js
+vue: vue.js, vuejs
+next.js: nextjs, next
+elasticsearch: elastic
+s3: amazon s3, aws s3
+vscode: vs code, visual studio code
+circleci: circle ci
+travis: travis ci
+memcached: memcache
+rabbitmq: rabbit, rabbit mq
+mssql: ms sql, sql server
+fly.io: fly
+create react app: cra, create-react-app
+sqlalchemy: sqla
+docker compose: docker-compose, compose
+tailwind: tailwindcss
+argo cd: argocd
+gcp: google cloud
+aws: amazon web services
+enabled: on
+disabled: off
+""")
+
+# Subjects that stand for "the project" or "the user" rather than a component.
+GENERIC_SUBJECTS = table("""
+project: we, us, team, dev team, engineering team, project, repo, repository, codebase, app,
+  application, you, everyone
+i: i, me, user, myself
+""")
+
+# Leading modifiers and trailing heads that do not change what a subject names:
+# "the main database server" and "the database" are the same slot.
+GENERIC_MODS = words("""
+app application codebase current existing feature flag main our overall primary project repo
+repository team
+""")
+
+GENERIC_HEADS = words("""
+backend cluster component engine environment flag instance job jobs layer module platform process
+provider rotation runtime server service setup solution stack step system task tier tool tooling
+""")
+
+# Whole-subject synonyms (after modifiers/heads are dropped).
+SUBJECT_SYNONYMS = table("""
+database: db, dbs, databases, data store, datastore, persistence
+cache: caching, caches
+ci: continuous integration, ci pipeline, ci/cd, cicd, ci/cd pipeline, build pipeline
+package manager: package management, dependency management, dependencies, packaging
+tests: testing, test suite, test
+test runner: test framework, testing framework
+unit tests: unit testing
+e2e tests: e2e testing, end-to-end tests, end-to-end testing, e2e
+linter: linting, lint
+formatter: formatting, code formatting
+type checker: type checking, typechecking, static typing
+bundler: bundling, frontend build
+deployment: deploys, deployments, deploy, deploying
+task queue: background jobs, background tasks, async jobs, async tasks, job queue, jobs
+queue: message queue, message broker, broker, messaging, queues
+error tracking: error reporting, errors, exception tracking, error tracker, error monitoring
+logging: logs
+auth: authentication
+orchestrator: orchestration, container orchestration
+web framework: web server
+build system: build tool, builds
+css: styling, styles
+vector store: vector db, vector database, vector search, embeddings store
+state management: state
+hosting: hosting
+containers: containers, containerization
+alerts: notifications
+""")
+
+# Subjects naming a slot that holds one tool at a time: "uses" is single-valued for them.
+# Broad subjects ("tests", "ci", "monitoring") are left out on purpose: many tools serve them at
+# once, so two *known* tools of one exclusive category (pytest vs unittest) are needed there.
+SLOT_SUBJECTS = words("""
+auth, bundler, cache, cdn, containers, css, data warehouse, database, dns, editor, email provider,
+embedding model, error tracking, event bus, formatter, frontend framework, hosting, http client,
+ide, linter, llm, message bus, object storage, orchestrator, orm, package manager, payment provider,
+queue, runtime, search, secrets manager, shell, state management, task queue, test runner, type
+checker, vcs, vector store, version control, warehouse, web framework
+""")
+
+# A subject is a setting (its numbers are values, not versions) if it contains one of these.
+SETTING_WORDS = words("""
+attempts backoff batch budget cadence cap capacity chunk concurrency connections count coverage days
+delay depth dimension dimensions dims duration expiration expiry frequency hours instances interval
+k length level lifetime limit max memory min minutes number percent percentage period pool priority
+quota rate ratio replicas retries retry score seconds seed shards size temperature threads threshold
+timeout tokens ttl weight width window workers
+""")
+
+# Status words: value -> canonical status. "X is deprecated" and "X is stable" conflict.
+STATUS = table("""
+enabled: enabled, on, turned on, active, activated, switched on
+disabled: disabled, off, turned off, inactive, deactivated, switched off
+deprecated: deprecated
+archived: archived
+frozen: frozen
+removed: removed, deleted, decommissioned, retired, sunset, sunsetted, dropped
+broken: broken
+fixed: fixed
+passing: passing, green
+failing: failing, red
+live: live, in production
+down: down
+stable: stable
+beta: beta, in beta
+alpha: alpha
+experimental: experimental
+in progress: in progress, wip
+done: done, complete, completed, finished
+blocked: blocked
+pending: pending
+paused: paused, on hold
+merged: merged
+released: released
+unreleased: unreleased
+open: open
+closed: closed
+resolved: resolved
+in review: in review
+supported: supported
+unsupported: unsupported
+maintained: maintained
+unmaintained: unmaintained
+required: required, mandatory
+optional: optional
+pinned: pinned
+unpinned: unpinned
+""")
+
+# Descriptive predicates: "Redis is fast" describes, it does not identify, so it is multi-valued.
+ADJECTIVES = words("""
+annoying async asynchronous available bad better big bigger blocking buggy busy cheap cheaper clean
+cold compatible complex complicated consistent convenient correct critical deterministic difficult
+dynamic easy expensive external fast faster fine flaky fragile free generic good great handy hard
+healthy heavy heavyweight high hot huge idempotent idle immutable important incompatible
+inconsistent incorrect insecure internal large legacy lenient lightweight loose low mature messy
+minimal modern mutable native new noisy nondeterministic obsolete ok okay old optional outdated
+overloaded paid painful popular portable private proprietary public quick readable readonly ready
+reliable responsive robust safe scalable secure shaky simple slow slower slowish small smaller solid
+specific stateful stateless static strict sync synchronous tight tiny tricky unavailable unhealthy
+unreliable unresponsive unsafe usable useful useless verbose worse wrong
+""")
+
+ADVERBS = words("""
+a always extremely fairly generally highly incredibly kind less more mostly much not notoriously
+often painfully pretty quite rather really relatively so sometimes somewhat super surprisingly too
+usually very
+""")
+
+PRONOUNS = words("""
+all anything both everything he here it nobody nothing one she some someone something that them
+there these they this those what which who
+""")
+
+# Abbreviations folded anywhere in a subject.
+TOKEN_SYNONYMS = table("""
+database: db, dbs
+kubernetes: k8s
+environment: env
+configuration: config
+repository: repo
+auth: auth
+production: prod
+development: dev
+""")
