@@ -5,6 +5,7 @@
     python bench/scale.py --db /tmp/h100k.db --embedders hash --breakdown   # search only, on a database built before
     python bench/scale.py --postgres embedded --sizes 10000    # the same on PostgreSQL (a server per run, or ADMIN_URL)
     python bench/scale.py --db postgresql://me@host/mem --embedders hash   # search only, on a PostgreSQL database
+    python bench/scale.py --intake-ratio --sizes 3000 --embedders minilm --pairs 3   # intake / embedder alone
 
 Each (size, embedder) pair builds a fresh database in a temp folder through the real intake path
 (``mem.stages.add.run``: secret scan, duplicate checks, embedding, linking), then measures.
@@ -45,6 +46,65 @@ def build(db: Path | str, n: int, embedder: str, batch: int = 2000) -> float:
                 if outcome.status != "added":
                     raise SystemExit(f"line {outcome.line}: {outcome.status} {outcome.reason}")
     return n / (time.perf_counter() - start)
+
+
+def intake_ratio(n: int, embedder_name: str, pairs: int) -> list[tuple[float, float]]:
+    """Intake against the embedder alone on the same ``n`` texts, in interleaved rounds: the embedder
+    embeds them as intake hands them over (``add.CHUNK`` at a time); ``mem add -`` (one ``add.run``
+    call, eager) and bulk (``mem add - --bulk``: until searchable, then with its finishing pass)
+    each build a fresh database. One embedder instance serves all, loaded before the clock.
+    Returns each round's (mem add -, bulk until searchable) rate over the embedder-alone rate."""
+    from mem.config import resolve_settings
+    from mem.embed import get_embedder
+    from mem.stages import add, finish
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    texts = list(memory_texts(n))
+    embedder = get_embedder(embedder_name)
+    embedder.embed(texts[:8])  # load the model
+
+    def alone() -> float:
+        start = time.perf_counter()
+        for offset in range(0, n, add.CHUNK):
+            embedder.embed(texts[offset : offset + add.CHUNK])
+        return time.perf_counter() - start
+
+    def intake(bulk: bool) -> tuple[float, float]:
+        """Seconds until searchable, and until the graph is finished (the same for eager)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = resolve_settings(db=Path(tmp) / "mem.db", embedder=embedder_name, scope="bench")
+            records = [(i + 1, {"text": t}) for i, t in enumerate(texts)]
+            with Store.open(settings.db_path) as store:
+                ctx = Context(store=store, settings=settings)
+                store.bind_embedder(embedder_name, embedder.id, lambda: embedder.dim)
+                ctx.use_embedder(embedder)
+                start = time.perf_counter()
+                stored = list(add.store_drafts(ctx, [add.validate(raw, line, ctx, add.AddOptions(bulk=bulk))
+                                                     for line, raw in records], add.AddOptions(bulk=bulk)))
+                searchable = time.perf_counter() - start
+                if bulk:
+                    finish.run(ctx)
+                done = time.perf_counter() - start
+        if any(o.status not in ("added", "duplicate") for o in stored):
+            raise SystemExit("intake refused a synthetic text")
+        return searchable, done
+
+    rows = []
+    for pair in range(pairs):
+        order = ["alone", "eager", "bulk"] if pair % 2 == 0 else ["bulk", "eager", "alone"]
+        got: dict[str, Any] = {}
+        for name in order:
+            got[name] = alone() if name == "alone" else intake(name == "bulk")
+        base = n / got["alone"]
+        eager, (searchable, done) = n / got["eager"][1], got["bulk"]
+        rows.append((eager / base, n / searchable / base))
+        print(f"{embedder_name} n={n} round {pair + 1}: embedder alone {base:,.0f}/s; mem add - {eager:,.0f}/s "
+              f"(x{eager / base:.2f}); bulk until searchable {n / searchable:,.0f}/s (x{n / searchable / base:.2f}), "
+              f"with its finishing pass {n / done:,.0f}/s (finishing {done - searchable:.1f} s)", flush=True)
+    print(f"{embedder_name} n={n} median over {pairs} rounds: mem add - x{statistics.median(r for r, _ in rows):.2f} "
+          f"the embedder-alone rate, bulk until searchable x{statistics.median(r for _, r in rows):.2f}", flush=True)
+    return rows
 
 
 def search_latency(db: Path | str, embedder: str, count: int = 200,
@@ -128,7 +188,15 @@ def main() -> None:
     parser.add_argument("--postgres", default=None, metavar="ADMIN_URL",
                         help="build and measure on PostgreSQL (a fresh database per size on that server; 'embedded' starts one)")
     parser.add_argument("--breakdown", action="store_true", help="also print the median ms of each search step")
+    parser.add_argument("--intake-ratio", action="store_true",
+                        help="only intake (eager and bulk) against the embedder alone on the same texts, as ratios")
+    parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds of --intake-ratio")
     args = parser.parse_args()
+    if args.intake_ratio:
+        for embedder in args.embedders.split(","):
+            for n in (int(s) for s in args.sizes.split(",")):
+                intake_ratio(n, embedder, args.pairs)
+        return
     if args.db is not None:
         for embedder in args.embedders.split(","):
             steps: dict[str, list[float]] | None = {} if args.breakdown else None

@@ -262,6 +262,20 @@ def test_bulk_import_bench_harness_runs_and_both_builds_agree(tmp_path: Path) ->
     assert eager["counts"] == bulk["counts"] and eager["counts"][0] > 0
 
 
+def test_intake_ratio_harness_runs(capsys) -> None:
+    """bench/scale.py --intake-ratio: intake and bulk against the embedder alone, printed per round."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "bench/scale.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    rounds = bench.intake_ratio(80, "hash", 2)
+    assert len(rounds) == 2 and all(0 < ratio < 1 for pair in rounds for ratio in pair)  # hash alone is far faster
+    printed = capsys.readouterr().out
+    assert "round 1:" in printed and "round 2:" in printed and "median over 2 rounds: mem add - x" in printed
+
+
 def test_bulk_add_matches_eager_on_both_backends(backend: str, mem) -> None:
     """The finishing pass on SQLite and PostgreSQL: a bulk batch in one scope, the same batch eagerly in
     another, the same outcomes and the same links (by text) in their exports."""

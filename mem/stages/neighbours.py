@@ -9,12 +9,22 @@ miss is harmless, while here it would make two intakes of the same input differ)
 cosines it returns are recomputed one by one in float64 (``cosines``), so a value never depends
 on how the matrix product was blocked.
 
+Where the index keeps a principal projection of its rows (``basis``, ``projected``: large,
+compressible matrices), the product runs over the projection, and a bound keeps the result exact:
+for unit vectors split along an orthonormal basis, ``q . x = Pq . Px + q_r . x_r`` and the residual
+term is at most ``|q_r| |x_r|``. Rows whose bound cannot reach the floor are dropped; the ``PROBE``
+best by projection are scored exactly, which gives a k-th best to beat, and only rows whose bound
+reaches it are scored. On the synthetic 100k (hash, 90 % of the energy in 128 dimensions) that
+leaves a median 91 of 100,000 rows to score per query.
+
 It reads the warm ``VectorIndex`` (``mem.store.vectors``): ``sync()``, then its aligned arrays
-``matrix``, ``rowids`` (ascending), ``scopes`` (codes) and ``scope_codes``, up to ``count``.
+``matrix``, ``rowids`` (ascending), ``scopes`` (codes), ``scope_codes`` and, when set, ``basis``
+and ``projected``, up to ``count``.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +35,10 @@ if TYPE_CHECKING:
 # candidates within it of the floor or of the k-th best are rescored exactly before deciding.
 SLACK = 1e-4
 BLOCK = 64  # queries per matrix product: 64 x 100k float32 = 25 MB at a time
+PROBE = 40  # rows scored exactly first, by projected similarity, to find a k-th best to beat
+# The squared residual |x|^2 - |Px|^2 loses digits to cancellation: a floor under it keeps the bound above the truth.
+RESIDUAL_FLOOR = 1e-6
+_RESIDUALS: "weakref.WeakKeyDictionary[Any, tuple[Any, np.ndarray]]" = weakref.WeakKeyDictionary()
 
 
 def cosines(vectors: "np.ndarray", query: "np.ndarray") -> "np.ndarray":
@@ -60,21 +74,66 @@ def nearest(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: 
     if count == 0 or len(queries) == 0:
         return [[] for _ in range(len(queries))]
     matrix, rowids, codes = index.matrix[:count], index.rowids[:count], index.scopes[:count]
+    basis, projected = getattr(index, "basis", None), getattr(index, "projected", None)
+    bounded = basis is not None and projected is not None and basis.shape[1] > 0
+    residuals = _residuals(index, basis, matrix, projected[:count]) if bounded else None
     ends = np.full(len(queries), count) if before is None else np.searchsorted(rowids, np.asarray(before))
+    masks: dict[str | None, Any] = {None: None}
+    for scope in set(scopes) - {None}:
+        code = index.scope_codes.get(scope)
+        masks[scope] = codes == code if code is not None else np.zeros(count, dtype=bool)
     out: list[list[tuple[int, float]]] = []
     for start in range(0, len(queries), BLOCK):
         block = queries[start : start + BLOCK]
         upto = int(ends[start : start + BLOCK].max())
-        sims_block = block @ matrix[:upto].T if upto else np.zeros((len(block), 0), dtype=np.float32)
+        if bounded:
+            folded = block @ basis
+            reach = np.sqrt(np.maximum((block * block).sum(axis=1) - (folded * folded).sum(axis=1), 0.0) + RESIDUAL_FLOOR)
+            sims_block = folded @ projected[:upto].T
+        else:
+            sims_block = block @ matrix[:upto].T
         for offset, (sims, query) in enumerate(zip(sims_block, block)):
-            end, scope = int(ends[start + offset]), scopes[start + offset]
-            rows = np.flatnonzero(sims[:end] >= floor - SLACK)
-            if scope is not None:
-                code = index.scope_codes.get(scope)
-                rows = rows[codes[rows] == code] if code is not None else rows[:0]
-            if len(rows) > k:
-                rough = sims[rows]
-                kth = np.partition(rough, len(rows) - k)[len(rows) - k]
-                rows = rows[rough >= kth - SLACK]
+            end, mask = int(ends[start + offset]), masks[scopes[start + offset]]
+            spare = reach[offset] * residuals[:end] if bounded else None
+            rows = np.flatnonzero((sims[:end] + spare if bounded else sims[:end]) >= floor - SLACK)
+            if mask is not None:
+                rows = rows[mask[rows]]
+            rows = _contenders(rows, sims, spare, matrix, query, k, floor)
             out.append(ranked(rowids[rows], cosines(matrix[rows], query), k, floor))
     return out
+
+
+def _contenders(rows: "np.ndarray", sims: "np.ndarray", spare: "np.ndarray | None", matrix: "np.ndarray",
+                query: "np.ndarray", k: int, floor: float) -> "np.ndarray":
+    """Of ``rows`` (each able to reach ``floor``), those that may be among the best ``k``: within
+    SLACK of the k-th best similarity, or, over a projection (``spare``: each row's residual term),
+    whose bound reaches the k-th best exact similarity of the ``PROBE`` best by projection."""
+    import numpy as np
+
+    if spare is None:
+        if len(rows) > k:
+            rough = sims[rows]
+            kth = np.partition(rough, len(rows) - k)[len(rows) - k]
+            rows = rows[rough >= kth - SLACK]
+        return rows
+    if len(rows) <= max(k, PROBE):
+        return rows
+    probe = rows[np.argpartition(-sims[rows], PROBE - 1)[:PROBE]]
+    exact = cosines(matrix[probe], query)
+    bar = max(floor, float(np.partition(exact, len(exact) - k)[len(exact) - k]))
+    return rows[sims[rows] + spare[rows] >= bar - SLACK]
+
+
+def _residuals(index: Any, basis: "np.ndarray", matrix: "np.ndarray", projected: "np.ndarray") -> "np.ndarray":
+    """``|x - B B^T x|`` of every row (floored, see RESIDUAL_FLOOR), kept per index while its basis
+    holds and extended as rows are appended."""
+    import numpy as np
+
+    held = _RESIDUALS.get(index)
+    done = held[1] if held is not None and held[0] is basis else np.zeros(0, dtype=np.float32)
+    if len(done) < len(matrix):
+        new, folded = matrix[len(done):], projected[len(done):]
+        extra = np.sqrt(np.maximum((new * new).sum(axis=1) - (folded * folded).sum(axis=1), 0.0) + RESIDUAL_FLOOR)
+        done = np.concatenate([done, extra.astype(np.float32)])
+        _RESIDUALS[index] = (basis, done)
+    return done[: len(matrix)]
