@@ -1224,16 +1224,20 @@ def _T(words: str, substrings: str = "") -> tuple[frozenset[str], tuple[str, ...
     return frozenset(words.split()), tuple(substrings.split())
 
 
+def _verb_trigger(verbs: str) -> tuple[frozenset[str], tuple[str, ...]]:
+    return _T(" ".join({v.split()[-1]: None for v in verbs.split("|")}))
+
+
 def _said(verbs: str, preps: str, value: str = ".+") -> tuple[tuple[frozenset[str], tuple[str, ...]], _LazyRe]:
     """Trigger and pattern of ``SUBJECT [aux] VERB PREP VALUE`` ("X is hosted on Y"): the trigger is
-    the first word of each verb, which the clause must hold."""
-    return (_T(" ".join({v.split()[0]: None for v in verbs.split("|")})),
+    the last word of each verb ("sent" of "is sent"), which the clause must hold."""
+    return (_verb_trigger(verbs),
             _p(rf"^{_S}\s+{_AUX}(?P<verb>{verbs})\s+(?:{preps})\s+(?P<v>{value})$"))
 
 
 def _done(verbs: str, preps: str, value: str = "v") -> tuple[tuple[frozenset[str], tuple[str, ...]], _LazyRe]:
     """Trigger and pattern of ``[we] [aux] VERB SUBJECT PREP VALUE`` ("we store X in Y")."""
-    return (_T(" ".join({v.split()[0]: None for v in verbs.split("|")})),
+    return (_verb_trigger(verbs),
             _p(rf"^{_WE}{_AUX}(?P<verb>{verbs})\s+{_S}\s+(?:{preps})\s+(?P<{value}>.+)$"))
 
 
