@@ -163,6 +163,9 @@ def _readme_policy_sql() -> str:
 
 
 def test_readme_policies_keep_a_role_to_its_scopes(pg_url: str) -> None:
+    """The README's policies: search, list, get, graph, export and stats of a restricted role see
+    only its scopes; its own SQL reads no other scope's texts, vectors, postings, links or history;
+    it still adds, searches and purges its own memories (the index cleans up after them)."""
     import json
     import os
 
@@ -173,28 +176,49 @@ def test_readme_policies_keep_a_role_to_its_scopes(pg_url: str) -> None:
     ids = {}
     for scope, text in (("payments", "Payments retries use exponential backoff up to 5 minutes"),
                         ("infra", "The infra team rotates TLS certificates every 60 days"),
-                        ("secret", "The secret project codename is Bluebird")):
+                        ("secret", "The secret project codename is Bluebird, payments backoff included")):
         out = cli("add", text, "--db", pg_url, "--scope", scope)
         assert out.code == 0, out
         ids[scope] = out.records[0]["id"]
+    assert cli("graph", "link", ids["payments"], ids["secret"], "--db", pg_url).code == 0
     role = f"bob{os.getpid()}"
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute(_readme_policy_sql().replace("bob", role))
+        secret_rowid = conn.execute("SELECT rowid FROM memories WHERE id = %s", (ids["secret"],)).fetchone()[0]
     as_role = re.sub(r"//[^@/]*@", f"//{role}@", pg_url)
 
     listed = cli("list", "--json", "--db", as_role, "--scope", "*").records
     assert {r["scope"] for r in listed} == {"payments", "infra"}
-    hits = cli("search", "project codename", "--json", "--db", as_role, "--scope", "*").records
-    assert ids["secret"] not in {h["id"] for h in hits}
+    for query in ("project codename Bluebird", "payments backoff"):
+        hits = cli("search", query, "--json", "--db", as_role, "--scope", "*").records
+        assert ids["secret"] not in {h["id"] for h in hits}
     assert cli("get", ids["secret"], "--db", as_role).code == 3
+    walked = cli("graph", "neighbors", ids["payments"], "--json", "--db", as_role)
+    assert walked.code == 0 and ids["secret"] not in walked.stdout
     assert "Bluebird" not in cli("export", "--db", as_role, "--scope", "*").stdout
     assert "Bluebird" not in json.dumps(cli("stats", "--json", "--db", as_role).records)
-    assert cli("add", "Payments settle at 02:00 UTC every night", "--db", as_role, "--scope", "payments").code == 0
+    with psycopg.connect(as_role, autocommit=True) as conn:
+        for table, key in (("vectors", "rowid"), ("memory_vec", "rowid"), ("fts_postings", "rowid"), ("fts_docs", "rowid"),
+                           ("memory_entities", "memory_rowid"), ("assertions", "memory_rowid")):
+            assert conn.execute(f"SELECT COUNT(*) FROM {table} WHERE {key} = %s", (secret_rowid,)).fetchone() == (0,), table
+        assert conn.execute("SELECT COUNT(*) FROM edges WHERE %s IN (src, dst)", (ids["secret"],)).fetchone() == (0,)
+        assert conn.execute("SELECT COUNT(*) FROM changelog WHERE memory_id = %s", (ids["secret"],)).fetchone() == (0,)
+    own = cli("add", "Payments settle at 02:00 UTC every night", "--db", as_role, "--scope", "payments")
+    assert own.code == 0, own
+    assert cli("search", "when do payments settle", "--json", "--db", as_role, "--scope", "payments").records[0]["id"] \
+        == own.records[0]["id"]
+    purged = cli("forget", own.records[0]["id"], "--purge", "--db", as_role)
+    assert purged.code == 0, purged
     refused = cli("add", "A note for the secret project", "--db", as_role, "--scope", "secret")
     assert refused.code == 5, refused
-    # The owner still sees every scope.
+    # The owner still sees every scope; the role's purge left no text behind.
     assert {r["scope"] for r in cli("list", "--json", "--db", pg_url, "--scope", "*").records} == \
         {"payments", "infra", "secret"}
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM changelog WHERE payload LIKE '%%settle%%'").fetchone() == (0,)
+        assert conn.execute("SELECT COUNT(*) FROM fts_terms WHERE term = 'settl'").fetchone() == (0,)
+        assert conn.execute("SELECT COUNT(*) FROM memories m WHERE NOT EXISTS "
+                            "(SELECT 1 FROM fts_docs d WHERE d.rowid = m.rowid)").fetchone() == (0,)
 
 
 KILLED_WRITER = """

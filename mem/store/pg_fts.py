@@ -11,7 +11,8 @@ holds what FTS5 holds, filled from FTS5's own tokenizer (``mem.store.tokens``):
   ``fts_changes.seq``;
 - ``fts_pending``: memories whose text or tags changed (a trigger queues them, whatever SQL
   wrote them); ``index_pending`` re-tokenizes them inside the same write transaction, just before
-  COMMIT, in a few statements per batch (not a few per row);
+  COMMIT, in two statements per batch of up to ``INDEX_BATCH`` (``mem_fts_apply`` does the rest
+  on the server);
 - ``fts_changes (seq, rowid)``: one row per re-indexed memory. Writers hold the advisory write
   lock, so seq grows in commit order, and a warm process (``TermIndex``) follows every other
   writer by reading what changed after the last seq it applied; ``pruned`` says how far old
@@ -71,21 +72,40 @@ SCHEMA = [
 
 _CLAIM = ("WITH c AS (DELETE FROM fts_pending WHERE rowid IN (SELECT rowid FROM fts_pending ORDER BY rowid LIMIT %s) "
           "RETURNING rowid) SELECT c.rowid, m.text, m.tags FROM c LEFT JOIN memories m ON m.rowid = c.rowid")
-_UNINDEX = (  # what the rows held before: their postings, document frequencies, lengths
-    "WITH p AS (DELETE FROM fts_postings WHERE rowid = ANY(%s) RETURNING term), "
-    "n AS (SELECT term, COUNT(*) AS n FROM p GROUP BY term), "
-    "u AS (UPDATE fts_terms t SET df = t.df - n.n FROM n WHERE t.term = n.term), "
-    "d AS (DELETE FROM fts_docs WHERE rowid = ANY(%s) RETURNING len) "
-    "SELECT (SELECT COUNT(*) FROM d), (SELECT COALESCE(SUM(len), 0) FROM d), (SELECT array_agg(term) FROM n)")
-_INDEX = (
-    "WITH p AS (INSERT INTO fts_postings(term, rowid, tf) SELECT * FROM unnest(%s::text[], %s::bigint[], %s::float8[]) "
-    "RETURNING term) INSERT INTO fts_terms(term, df) SELECT term, COUNT(*) FROM p GROUP BY term "
-    "ON CONFLICT (term) DO UPDATE SET df = fts_terms.df + EXCLUDED.df")
-_TOTALS = (
-    "WITH d AS (INSERT INTO fts_docs(rowid, len) SELECT * FROM unnest(%s::bigint[], %s::float8[])), "
-    "c AS (INSERT INTO fts_changes(rowid) SELECT unnest(%s::bigint[]) RETURNING seq) "
-    "UPDATE fts_totals SET docs = docs + %s, len = len + %s, changes = COALESCE((SELECT MAX(seq) FROM c), changes) "
-    "WHERE id = 1 RETURNING changes, pruned")
+# One call per batch: what the re-indexed rows held before goes (postings, document frequencies,
+# lengths), what they hold now comes in, totals and the change log follow. SECURITY DEFINER: it runs
+# as the schema's owner, so row-level security on fts_postings (README) hides other scopes' postings
+# from a role without keeping it from cleaning up after its own deleted memories.
+APPLY = [
+    """CREATE OR REPLACE FUNCTION mem_fts_apply(re_rows bigint[], terms text[], term_rows bigint[], tfs float8[],
+                                              doc_rows bigint[], lens float8[], keep bigint) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path FROM CURRENT AS $$
+    DECLARE gone_docs bigint; gone_len float8; gone_terms text[]; now_changes bigint; now_pruned bigint;
+    BEGIN
+      WITH p AS (DELETE FROM fts_postings WHERE rowid = ANY(re_rows) RETURNING term),
+           n AS (SELECT term, COUNT(*) AS n FROM p GROUP BY term),
+           u AS (UPDATE fts_terms t SET df = t.df - n.n FROM n WHERE t.term = n.term),
+           d AS (DELETE FROM fts_docs WHERE rowid = ANY(re_rows) RETURNING len)
+      SELECT (SELECT COUNT(*) FROM d), (SELECT COALESCE(SUM(len), 0) FROM d), (SELECT array_agg(term) FROM n)
+        INTO gone_docs, gone_len, gone_terms;
+      IF gone_terms IS NOT NULL THEN  -- a token no memory holds any more leaves no trace (purge relies on it)
+        DELETE FROM fts_terms WHERE term = ANY(gone_terms) AND df <= 0;
+      END IF;
+      WITH p AS (INSERT INTO fts_postings(term, rowid, tf) SELECT * FROM unnest(terms, term_rows, tfs) RETURNING term)
+      INSERT INTO fts_terms(term, df) SELECT term, COUNT(*) FROM p GROUP BY term
+        ON CONFLICT (term) DO UPDATE SET df = fts_terms.df + EXCLUDED.df;
+      WITH d AS (INSERT INTO fts_docs(rowid, len) SELECT * FROM unnest(doc_rows, lens)),
+           c AS (INSERT INTO fts_changes(rowid) SELECT unnest(re_rows) RETURNING seq)
+      UPDATE fts_totals SET docs = docs - gone_docs + cardinality(doc_rows),
+                            len = len - gone_len + COALESCE((SELECT SUM(x) FROM unnest(lens) x), 0),
+                            changes = COALESCE((SELECT MAX(seq) FROM c), changes)
+        WHERE id = 1 RETURNING changes, pruned INTO now_changes, now_pruned;
+      IF now_changes - now_pruned > 2 * keep THEN
+        DELETE FROM fts_changes WHERE seq <= now_changes - keep;
+        UPDATE fts_totals SET pruned = now_changes - keep WHERE id = 1;
+      END IF;
+    END $$""",
+]
 
 
 # ------------------------------------------------------------------------------------ writing
@@ -103,21 +123,13 @@ def index_pending(store: "PgStore") -> None:
 
 
 def _reindex(store: "PgStore", claimed: list[tuple[int, str | None, str | None]]) -> None:
-    conn = store.conn
     rowids = [int(r[0]) for r in claimed]
     present = [(int(rowid), text, tags) for rowid, text, tags in claimed if text is not None]
     found, lengths = tokens.postings(present)
-    gone_docs, gone_len, gone_terms = conn.run(_UNINDEX, (rowids, rowids)).fetchone()
-    if gone_terms:  # a token no memory holds any more leaves no trace (purge relies on it)
-        conn.run("DELETE FROM fts_terms WHERE term = ANY(%s) AND df <= 0", (gone_terms,))
-    if found:
-        conn.run(_INDEX, ([t for t, _, _ in found], [r for _, r, _ in found], [f for _, _, f in found]))
-    changes, pruned = conn.run(_TOTALS, (list(lengths), [float(n) for n in lengths.values()], rowids,
-                                         len(lengths) - int(gone_docs), float(sum(lengths.values())) - float(gone_len))
-                               ).fetchone()
-    if changes - pruned > 2 * KEEP_CHANGES:
-        conn.run("DELETE FROM fts_changes WHERE seq <= %s", (changes - KEEP_CHANGES,))
-        conn.run("UPDATE fts_totals SET pruned = %s WHERE id = 1", (changes - KEEP_CHANGES,))
+    store.conn.run("SELECT mem_fts_apply(%s::bigint[], %s::text[], %s::bigint[], %s::float8[], %s::bigint[], "
+                   "%s::float8[], %s)",
+                   (rowids, [t for t, _, _ in found], [r for _, r, _ in found], [f for _, _, f in found],
+                    list(lengths), [float(n) for n in lengths.values()], KEEP_CHANGES)).fetchone()
 
 
 # ------------------------------------------------------------------------------------ scoring

@@ -282,7 +282,7 @@ HELPERS = [
 EXTRAS: dict[int, list[str]] = {}
 # PostgreSQL-only schema steps, run in order after the shared migrations; meta 'pg_schema' counts
 # those applied (a database made before it existed has none: step 1 rebuilds its full-text index).
-PG_STEPS: list[list[str]] = [pg_fts.SCHEMA]
+PG_STEPS: list[list[str]] = [pg_fts.SCHEMA, pg_fts.APPLY]
 
 
 class MigrationConnection:

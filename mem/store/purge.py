@@ -61,13 +61,14 @@ def purge_memory(store: "Store", memory_id: str, *, at: str) -> list[str]:
     store.conn.execute("UPDATE communities SET label = NULL WHERE id IN "
                        "(SELECT community_id FROM community_members WHERE memory_rowid = ?)", (rowid,))
     store.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+    # Before the row: under row-level security (README) a role sees history only of memories it sees.
+    store.conn.execute("DELETE FROM changelog WHERE memory_id = ?", (memory_id,))
     store.conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
     for entity_id in entity_ids:
         store.conn.execute("DELETE FROM entities WHERE id = ? AND NOT EXISTS "
                            "(SELECT 1 FROM memory_entities WHERE entity_id = ?)", (entity_id, entity_id))
         store.conn.execute("UPDATE entities SET mention_count = (SELECT COUNT(*) FROM memory_entities "
                            "WHERE entity_id = ?) WHERE id = ?", (entity_id, entity_id))
-    store.conn.execute("DELETE FROM changelog WHERE memory_id = ?", (memory_id,))
     store.conn.execute("INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, 'purge', ?, NULL, '{}')",
                        (at, memory_id))
     return merged_into
