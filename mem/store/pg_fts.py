@@ -185,17 +185,15 @@ class TermIndex:
         self.queries += 1
         if self.queries <= WARM_AFTER or k <= 0:
             return None
-        from mem.store.fts import only_scope
-
-        self._sync()
+        alone = self._sync(scope)
         if any(s not in self.postings for s in stems):
             with self._snapshot():  # lengths, totals and the new postings from one state of the database
-                self._sync()
+                self._sync(None)
                 self._load(list(dict.fromkeys(s for s in stems if s not in self.postings)))
         if self.docs == 0:
             return []
         matched, values = shared.bm25_scores([self.postings[s] for s in stems], self.lengths, self.docs, self.total)
-        if scope is None or only_scope(self.store, scope):
+        if scope is None or alone:
             return shared._best(matched, values, k)
         return shared.best_in_scope(self.store, matched, values, k, scope)
 
@@ -211,10 +209,20 @@ class TermIndex:
         finally:
             conn.run("COMMIT")
 
-    def _sync(self) -> None:
+    def _sync(self, scope: str | None) -> bool:
+        """Follow what was re-indexed since; True when no memory is outside ``scope`` (asked in the same
+        round trip as the change counter: ``mem.store.fts.only_scope``'s two probes)."""
         conn = self.store.conn
-        if conn.run("SELECT changes FROM fts_totals WHERE id = 1").fetchone()[0] == self.changes:
-            return
+        changes, alone = conn.run(
+            "SELECT changes, NOT EXISTS (SELECT 1 FROM memories WHERE scope < %s) AND NOT EXISTS "
+            "(SELECT 1 FROM memories WHERE scope > %s) FROM fts_totals WHERE id = 1", (scope or "", scope or "")
+        ).fetchone()
+        if changes != self.changes:
+            self._follow()
+        return bool(alone) and scope is not None
+
+    def _follow(self) -> None:
+        conn = self.store.conn
         with self._snapshot():  # totals, lengths and changes from one state of the database
             docs, total, changes, pruned = conn.run("SELECT docs, len, changes, pruned FROM fts_totals WHERE id = 1"
                                                     ).fetchone()
