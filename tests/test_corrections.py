@@ -133,6 +133,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         assert "supersedes" not in new, (key, new)
     exported = {r["id"]: r for r in run_mem("export").records}
     assert all(exported[old["id"]]["superseded_by"] is None for old, _ in ids.values())
+    # unsure, not unrelated: a close neighbour would get an open contradiction (ranked newer first)
+    assert related(read(pairs["narrower"][1]), pairs["narrower"][0])
+    assert not related(read("The worker pool has 60 seconds of backoff."), pairs["other_slot"][0])
 
 
 def test_an_unsure_correction_leaves_an_open_contradiction_search_ranks_newer_first_and_verify_lists() -> None:

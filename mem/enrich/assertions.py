@@ -1224,21 +1224,29 @@ def _T(words: str, substrings: str = "") -> tuple[frozenset[str], tuple[str, ...
     return frozenset(words.split()), tuple(substrings.split())
 
 
-def _verb_trigger(verbs: str) -> tuple[frozenset[str], tuple[str, ...]]:
-    return _T(" ".join({v.split()[-1]: None for v in verbs.split("|")}))
+Trigger = tuple[frozenset[str], tuple[str, ...]]
 
 
-def _said(verbs: str, preps: str, value: str = ".+") -> tuple[tuple[frozenset[str], tuple[str, ...]], _LazyRe]:
-    """Trigger and pattern of ``SUBJECT [aux] VERB PREP VALUE`` ("X is hosted on Y"): the trigger is
-    the last word of each verb ("sent" of "is sent"), which the clause must hold."""
-    return (_verb_trigger(verbs),
-            _p(rf"^{_S}\s+{_AUX}(?P<verb>{verbs})\s+(?:{preps})\s+(?P<v>{value})$"))
+def _verb(before: str, verbs: str, after: str) -> tuple[Trigger, _LazyRe]:
+    """Trigger and pattern of a clause built around its verb: ``^before (?P<verb>verbs) after$``; the
+    trigger is the longest word of each verb ("sent" of "is sent"), which the clause must hold."""
+    return (_T(" ".join({max(v.split(), key=len): None for v in verbs.split("|")})),
+            _p(rf"^{before}(?P<verb>{verbs}){after}$"))
 
 
-def _done(verbs: str, preps: str, value: str = "v") -> tuple[tuple[frozenset[str], tuple[str, ...]], _LazyRe]:
-    """Trigger and pattern of ``[we] [aux] VERB SUBJECT PREP VALUE`` ("we store X in Y")."""
-    return (_verb_trigger(verbs),
-            _p(rf"^{_WE}{_AUX}(?P<verb>{verbs})\s+{_S}\s+(?:{preps})\s+(?P<{value}>.+)$"))
+def _said(verbs: str, preps: str, value: str = r"(?P<v>.+)") -> tuple[Trigger, _LazyRe]:
+    """``SUBJECT [aux] VERB PREP VALUE``: "X is hosted on Y"."""
+    return _verb(rf"{_S}\s+{_AUX}", verbs, rf"\s+(?:{preps})\s+{value}")
+
+
+def _done(verbs: str, preps: str, value: str = r"(?P<v>.+)") -> tuple[Trigger, _LazyRe]:
+    """``[we] [aux] VERB SUBJECT PREP VALUE``: "we store X in Y"."""
+    return _verb(rf"{_WE}{_AUX}", verbs, rf"\s+{_S}\s+(?:{preps})\s+{value}")
+
+
+def _doer(verbs: str, subject: str = r"(?P<s>.+)") -> tuple[Trigger, _LazyRe]:
+    """``VALUE [aux] VERB SUBJECT``: "Alice owns X", "Redis handles the cache"."""
+    return _verb(r"(?P<v>[^,;:=]+?)\s+" + _AUX, verbs, rf"\s+{subject}")
 
 
 # (name, trigger, pattern, handler); order matters: the first handler that returns True wins.
@@ -1275,9 +1283,8 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^(?:the\s+)?port\s+(?:for|of)\s+(?P<s>.+?)\s+(?:is|=|:|was|has been)\s+(?:now\s+)?"
         r"(?P<p>\d{2,5})$"),
      _h_port),
-    ("serve_on_port", _T("port", ":"),
-     _p(r"^" + _WE + _AUX + r"(?:serve|run|expose|bind|start|host|deploy|moved|move|changed|"
-        r"switched)s?\s+" + _S + r"\s+(?:on|at|to)\s+(?:port\s+|:)(?P<p>\d{2,5})\b.*$"),
+    ("serve_on_port", *_done(r"serve|serves|run|runs|expose|exposes|bind|binds|start|starts|host|hosts|deploy|deploys|"
+                             r"moved|moves|move|changed|switched", r"on|at|to", r"(?:port\s+|:)(?P<p>\d{2,5})\b.*"),
      _h_port),
     ("listens_on", _T("port", ":"),
      _p(r"^" + _S + r"\s+" + _AUX + r"(?:listens|listen|listening|runs|run|running|served|serves|"
@@ -1305,13 +1312,9 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^(?:the\s+)?(?:ownership|maintenance|responsibility)\s+(?:of|for)\s+(?P<s>.+?)\s+" +
         _AUX + r"(?:moved|transferred|passed|went|handed|shifted)\s+(?:over\s+)?to\s+(?P<v>.+)$"),
      _h_owner),
-    ("owns", _T("owns own owned maintains maintain maintained leads took takes taken responsible "
-                "charge owner owners maintainer dri point"),
-     _p(r"^(?P<v>[^,;:=]+?)\s+" + _AUX + r"(?:owns|own|owned|maintains|maintain|maintained|"
-        r"leads|took over|takes over|has taken over|is responsible for|are responsible for|"
-        r"was responsible for|is in charge of|are in charge of|is the owner of|"
-        r"are the owners of|is the maintainer of|is the dri for|is the point of contact for)"
-        r"\s+(?P<s>.+)$"),
+    ("owns", *_doer(r"owns|own|owned|maintains|maintain|maintained|leads|took over|takes over|has taken over|"
+                    r"is responsible for|are responsible for|was responsible for|is in charge of|are in charge of|"
+                    r"is the owner of|are the owners of|is the maintainer of|is the dri for|is the point of contact for"),
      _h_owner_active),
 
     # --- implementation language: "X is written in Go", "we rewrote X in Rust" ---
@@ -1342,15 +1345,10 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
         r"changed|went|go|going|upgraded|upgrade|reverted|revert|returned|return)\s+"
         r"(?:over\s+|back\s+)?(?:to|onto)\s+(?P<new>.+?)(?:\s+(?:for|as)\s+(?P<s3>.+?))?$"),
      _h_change_to),
-    ("set_to", _T("to at onto"),
-     _p(r"^" + _WE + _AUX + rf"(?P<verb>{_SET_VERBS})\s+" + _S + r"\s+(?:to|at|onto)\s+"
-        r"(?:version\s+)?(?P<new>.+?)(?:\s+(?:for|in)\s+(?P<s3>.+?))?$"),
-     _h_set),
-    ("rewrite_in", *_done(r"rewrote|rewrite|ported|port|converted|convert", r"in|into|to", "new"), _h_set),
-    ("changed_to", _T("to onto at"),
-     _p(r"^" + _S + r"\s+" + _AUX + rf"(?P<verb>{_CHANGE_VERBS}|pinned|locked|set)\s+"
-        r"(?:over\s+)?(?:to|onto|at)\s+(?:version\s+)?(?P<new>.+)$"),
-     _h_set),
+    ("set_to", *_done(_SET_VERBS, r"to|at|onto", r"(?:version\s+)?(?P<new>.+?)(?:\s+(?:for|in)\s+(?P<s3>.+?))?"), _h_set),
+    ("rewrite_in", *_done(r"rewrote|rewrite|ported|port|converted|convert", r"in|into|to", r"(?P<new>.+)"), _h_set),
+    ("changed_to", *_said(rf"{_CHANGE_VERBS}|pinned|locked|set", r"over to|over onto|over at|to|onto|at",
+                          r"(?:version\s+)?(?P<new>.+)"), _h_set),
     ("version_at", _T("at on"),
      _p(r"^" + _S + r"\s+(?:is|are|was)\s+(?:now\s+|currently\s+|still\s+)?(?:at|on)\s+"
         r"(?:version\s+|v(?=\d))?(?P<new>\d[\w.+-]*)$"),
@@ -1386,27 +1384,15 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
         r"weekends|the first|the last))[^,;]*)|(?P<freq>daily|nightly|hourly|weekly|monthly|"
         r"once a \w+|twice a \w+))$"),
      _h_schedule),
-    ("expires", *_said(r"expire|expires|expired", r"after|in|every", r"[^,;]+"), _h_expires),
+    ("expires", *_said(r"expire|expires|expired", r"after|in|every", r"(?P<v>[^,;]+)"), _h_expires),
     ("runs_on", *_said(r"runs|run|running|ran|sits|sit|lives", r"on top of|on|in|under|inside|atop|with|via|using|through"),
      _h_uses_s),
     ("goes_through", *_said(r"go|goes|going|went|are sent|is sent|get sent|gets sent|are routed|is routed|route|routes|"
                             r"flow|flows|happen|happens|happened|run|runs", r"through|to|via|into"), _h_uses_s),
-    ("goes_through", _T("go goes going went sent routed route routes flow flows happen happens "
-                        "happened run runs"),
-     _p(r"^" + _S + r"\s+" + _AUX + r"(?:go|goes|going|went|are sent|is sent|get sent|gets sent|"
-        r"are routed|is routed|route|routes|flow|flows|happen|happens|happened|run|runs)\s+"
-        r"(?:through|to|via|into)\s+(?P<v>.+)$"),
-     _h_uses_s),
-    ("handles", _T("handles handled powers powered manages serves acts"),
-     _p(r"^(?P<v>[^,;:=]+?)\s+" + _AUX + r"(?:handles|handled|powers|powered|manages|serves as|"
-        r"acts as)\s+(?:(?:our|the)\s+)?(?P<s>.+)$"),
-     _h_used_for),
-    ("tool_does", _T("builds built runs deploys deployed tests tested hosts stores stored caches "
-                     "serves processes schedules checks lints formats bundles"),
-     _p(r"^(?P<v>[^,;:=]+?)\s+" + _AUX + r"(?:builds|built|runs|deploys|deployed|tests|tested|"
-        r"hosts|stores|stored|caches|serves|processes|schedules|checks|lints|formats|bundles)\s+"
-        r"(?P<s>[^,;:=]+)$"),
-     _h_tool_does),
+    ("handles", *_doer(r"handles|handled|powers|powered|manages|serves as|acts as", r"(?:(?:our|the)\s+)?(?P<s>.+)"),
+     _h_uses),
+    ("tool_does", *_doer(r"builds|built|runs|deploys|deployed|tests|tested|hosts|stores|stored|caches|serves|"
+                         r"processes|schedules|checks|lints|formats|bundles", r"(?P<s>[^,;:=]+)"), _h_tool_does),
     ("verb_with", _T("format formatted lint linted test tested bundle bundled build built deploy "
                      "deployed type-check typecheck package packaged cache cached monitor track "
                      "manage orchestrate containerize migrate schedule"),
