@@ -193,3 +193,16 @@ def test_reading_and_deciding_never_raise(new: str, old: str, kind: str) -> None
         verdict = corrects(reading, old)
         assert verdict is None or isinstance(verdict, str)
         assert isinstance(related(reading, old), bool)
+
+
+def test_a_correction_ranks_where_the_memory_it_superseded_would_have() -> None:
+    old = {"id": "019de7ea-0000-7000-8000-000000000001", "text": "Priya Nair owns the billing service and its invoice exporter.",
+           "created_at": "2026-05-01T09:00:00Z", "superseded_by": "019de7ea-0000-7000-8000-000000000002"}
+    new = {"id": "019de7ea-0000-7000-8000-000000000002", "kind": "correction",
+           "text": "Marcus Oyelaran is responsible for it since Priya moved teams.", "created_at": "2026-05-02T09:00:00Z"}
+    other = {"id": "019de7ea-0000-7000-8000-000000000003", "text": "The billing service exporter runs every night at 02:00.",
+             "created_at": "2026-05-01T10:00:00Z"}
+    done = run_mem("import", "-", "--now", "2026-05-03T00:00:00Z", input=jsonl(old, new, other))
+    assert done.code == 0, done.stderr
+    hits = run_mem("search", "who owns the billing service?", "--now", "2026-05-03T00:00:00Z").records
+    assert [h["id"] for h in hits][:2] == [new["id"], other["id"]]  # the stale memory itself stays hidden

@@ -1,4 +1,11 @@
-"""Open contradictions in a ranking: the newer memory of a ``contradicts`` pair comes first.
+"""Current truth in a ranking: a correction answers what the memory it superseded answered, and the
+newer memory of an open ``contradicts`` pair comes first.
+
+Superseded memories are hidden from default search, but they still say what a query was about:
+"who owns billing?" matches "Priya owns the billing service" better than "Billing ownership moved from
+Priya to Marcus". :func:`inherit` gives the memory that superseded a candidate (followed to the live
+end of the chain) at least the candidate's fused relevance, so the correction ranks where its
+predecessor would have, even when no channel found the correction itself.
 
 Intake records a ``contradicts`` edge (newer -> older) when a correction looks like it replaces an
 older memory but not clearly enough to supersede it. Until someone resolves it, a query that finds
@@ -12,6 +19,21 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 
 from mem.records import Hit
+
+
+def inherit(fused: dict[int, float], successor: dict[int, int]) -> dict[int, float]:
+    """``fused`` (rowid -> relevance) where each superseded rowid's successor has at least its relevance.
+
+    >>> inherit({1: 0.9, 2: 0.4}, {1: 2}), inherit({1: 0.3, 2: 0.4}, {1: 2}), inherit({1: 0.5}, {1: 7})
+    ({1: 0.9, 2: 0.9}, {1: 0.3, 2: 0.4}, {1: 0.5, 7: 0.5})
+    """
+    if not successor:
+        return fused
+    out = dict(fused)
+    for old, new in successor.items():
+        if old in fused and fused[old] > out.get(new, float("-inf")):
+            out[new] = fused[old]
+    return out
 
 
 def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]]) -> list[Hit]:

@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 from mem.errors import BadInput
 from mem.records import Hit, Memory
 from mem.store import PriorRow
-from mem.store.lifecycle import contradiction_pairs
+from mem.store.lifecycle import contradiction_pairs, successors
 from mem.score.classify_query import classify, weights_for
-from mem.score.contradiction import newer_first
+from mem.score.contradiction import inherit, newer_first
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
                                prior, rrf, seed_score, spread_of, spread_term, squash)
 from mem.stages import channels as graph_channels
@@ -315,6 +315,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         fused = {r: v if r in inside else v * OUTSIDE_WINDOW for r, v in fused.items()}
     if "speaker" in names:
         fused = _speaker(ctx, plan, fused)
+    if not query.include_superseded:  # a correction answers what the memory it superseded answered
+        fused = inherit(fused, successors(ctx.store, list(fused)))
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
                    include_superseded=query.include_superseded, since=query.since, until=query.until)

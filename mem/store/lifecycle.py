@@ -183,6 +183,34 @@ def contradiction_pairs(store: "Store", ids: Sequence[str]) -> list[tuple[str, s
         "ORDER BY created_at, src", [*ids, *ids])]
 
 
+def successors(store: "Store", rowids: Sequence[int], *, max_steps: int = 8) -> dict[int, int]:
+    """rowid -> the rowid of the memory that superseded it, followed to one not superseded itself (a
+    correction of a correction), for the superseded memories among ``rowids``."""
+    step: dict[int, int] = {}
+    frontier = set(rowids)
+    for _ in range(max_steps):
+        frontier -= step.keys()
+        if not frontier:
+            break
+        ask = sorted(frontier)
+        found: dict[int, int] = {}
+        for start in range(0, len(ask), 500):
+            part = ask[start:start + 500]
+            found.update((int(r[0]), int(r[1])) for r in store.conn.execute(
+                "SELECT m.rowid, s.rowid FROM memories m JOIN memories s ON s.id = m.superseded_by "
+                f"WHERE m.rowid IN ({','.join('?' * len(part))}) AND m.superseded_by IS NOT NULL", part))
+        step.update(found)
+        frontier = set(found.values())
+    out = {}
+    for rowid in rowids:
+        current, hops = rowid, 0
+        while current in step and hops < max_steps:
+            current, hops = step[current], hops + 1
+        if current != rowid:
+            out[rowid] = current
+    return out
+
+
 # -------------------------------------------------------------------- assertions
 def index_assertions(store: "Store", rowid: int, scope: str, rows: Sequence[tuple[str, str, str, str, bool]]) -> None:
     """Store a memory's assertions ``(attribute, subject, slot, value, polarity)`` and mark it indexed."""
