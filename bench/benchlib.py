@@ -85,6 +85,56 @@ def select_configs(configs: dict[str, dict[str, Any]], wanted: str | None) -> di
     return {w: configs[w] for w in names}
 
 
+def vary_configs(specs: list[str], configs: dict[str, dict[str, Any]], base: str = "full") -> dict[str, dict[str, Any]]:
+    """Sweeps of module constants: each ``MODULE.NAME=v1|v2|...`` (``MODULE`` under ``mem``, values
+    read as JSON, else as strings) makes one configuration per value, ``base`` with the constant set
+    to it while its queries run (``patched``), named ``base:NAME=value``; ``--pick`` chooses among them.
+
+    >>> list(vary_configs(["stages.search.SELF_PENALTY=0|0.25"], {"full": {}}))
+    ['full:SELF_PENALTY=0', 'full:SELF_PENALTY=0.25']
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for spec in specs:
+        target, _, values = spec.partition("=")
+        module, _, name = target.rpartition(".")
+        if not module or not name or not values:
+            raise SystemExit(f"--vary wants MODULE.NAME=v1|v2, got {spec!r}")
+        for raw in values.split("|"):
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw
+            out[f"{base}:{name}={raw}"] = {**configs[base], "patch": {(f"mem.{module}", name): value}}
+    return out
+
+
+class patched:
+    """Context manager: a configuration's ``patch`` (``(module, name) -> value``) applied, then undone;
+    the ``mem.stages.search.Query`` fields of the configuration are ``fields``."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.fields = {k: v for k, v in config.items() if k != "patch"}
+        self.patch = config.get("patch", {})
+        self.saved: dict[tuple[str, str], Any] = {}
+
+    def __enter__(self) -> dict[str, Any]:
+        import importlib
+
+        for (module, name), value in self.patch.items():
+            target = importlib.import_module(module)
+            if not hasattr(target, name):
+                raise SystemExit(f"--vary: {module} has no {name}")
+            self.saved[(module, name)] = getattr(target, name)
+            setattr(target, name, value)
+        return self.fields
+
+    def __exit__(self, *exc: Any) -> None:
+        import importlib
+
+        for (module, name), value in self.saved.items():
+            setattr(importlib.import_module(module), name, value)
+
+
 def rotating_folds(units: list[str], held: int = 2) -> list[tuple[list[str], list[str]]]:
     """``(train, held-back)`` splits: fold i holds back ``units[i:i+held]`` (wrapping) and trains on
     the rest, so with 5 conversations every one is held back twice and each decision is made on 3.

@@ -53,7 +53,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ROOT, ablation_configs, fresh_database, latency, postgres_admin, read_jsonl, select_configs  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import (ROOT, ablation_configs, fresh_database, latency, patched, postgres_admin, read_jsonl,  # noqa: E402  (also puts the repo on sys.path)
+                      select_configs, vary_configs)
 
 DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
@@ -291,10 +292,11 @@ def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
                 project.at(q["asked_at"])
                 gold = [canon[g] for g in q["gold"]]
                 stale = [canon[s] for s in q.get("stale", [])]
-                for name, fields in configs.items():
-                    t1 = time.perf_counter()
-                    hits = search.run(project.ctx, search.Query(text=q["query"], k=10, bump=False, **fields))
-                    latencies[name].append((time.perf_counter() - t1) * 1000)
+                for name, config in configs.items():
+                    with patched(config) as fields:
+                        t1 = time.perf_counter()
+                        hits = search.run(project.ctx, search.Query(text=q["query"], k=10, bump=False, **fields))
+                        latencies[name].append((time.perf_counter() - t1) * 1000)
                     raw = [sorted(project.keys_of.get(h.memory.id, ())) for h in hits]
                     ranked = [{canon[k] for k in keys} for keys in raw]
                     tallies[name]["all"].add(ranked, gold, stale)
@@ -374,6 +376,9 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--configs", default=None,
                         help="comma-separated subset of: bm25,semantic,hybrid,full,full-<part>,full+<part>,full-rrf,seed")
+    parser.add_argument("--vary", action="append", default=[], metavar="MODULE.NAME=v1|v2",
+                        help="also run --vary-on with a constant of mem.MODULE set to each value (repeatable)")
+    parser.add_argument("--vary-on", default="full", help="the configuration --vary changes (default full)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--misses", action="store_true",
                         help="list the misses of the full config (else the first one) and the intake events")
@@ -393,6 +398,7 @@ def main() -> None:
             raise SystemExit(f"dataset {name} problems:\n  " + "\n  ".join(problems))
         datasets[name] = (memories, queries)
     configs = select_configs(ablation_configs(), args.configs)
+    configs.update(vary_configs(args.vary, ablation_configs(), args.vary_on))
     misses_for = "full" if "full" in configs else next(iter(configs))
     reports = {name: evaluate(memories, queries, configs, args.embedder, misses_for=misses_for, postgres=admin)
                for name, (memories, queries) in datasets.items()}

@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import (ablation_configs, cross_validate, fresh_database, latency, pick_by_folds,  # noqa: E402
-                      postgres_admin, rotating_folds, select_configs)
+from benchlib import (ablation_configs, cross_validate, fresh_database, latency, patched, pick_by_folds,  # noqa: E402
+                      postgres_admin, rotating_folds, select_configs, vary_configs)
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "locomo" / "locomo_dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -206,16 +206,17 @@ def evaluate(conversations: list[Conversation], configs: dict[str, dict[str, Any
             ctx, dias = open_or_ingest(conv, folder, embedder, postgres)
             ingest_seconds += time.perf_counter() - start
             try:
-                for name, fields in configs.items():
+                for name, config in configs.items():
                     tallies = per_conv[name][conv.sample_id]
-                    for q in conv.questions:
-                        t0 = time.perf_counter()
-                        hits = search.run(ctx, search.Query(text=q.text, k=20, bump=False,
-                                                            include_superseded=include_superseded, **fields))
-                        latencies[name].append((time.perf_counter() - t0) * 1000)
-                        ranked = [dias.get(h.memory.id, set()) for h in hits]
-                        tallies["all"].add(ranked, q.evidence)
-                        tallies[CATEGORIES[q.category]].add(ranked, q.evidence)
+                    with patched(config) as fields:
+                        for q in conv.questions:
+                            t0 = time.perf_counter()
+                            hits = search.run(ctx, search.Query(text=q.text, k=20, bump=False,
+                                                                include_superseded=include_superseded, **fields))
+                            latencies[name].append((time.perf_counter() - t0) * 1000)
+                            ranked = [dias.get(h.memory.id, set()) for h in hits]
+                            tallies["all"].add(ranked, q.evidence)
+                            tallies[CATEGORIES[q.category]].add(ranked, q.evidence)
             finally:
                 ctx.store.close()
             if verbose:
@@ -267,6 +268,9 @@ def main() -> None:
     parser.add_argument("--configs", default=None,
                         help="comma-separated subset of: bm25,semantic,hybrid,full,full-<part>,full+<part>,full-rrf,seed")
     parser.add_argument("--pick", default=None, help="comma-separated configs to choose among per fold (a sweep)")
+    parser.add_argument("--vary", action="append", default=[], metavar="MODULE.NAME=v1|v2",
+                        help="also run --vary-on with a constant of mem.MODULE set to each value (repeatable)")
+    parser.add_argument("--vary-on", default="full", help="the configuration --vary changes (default full)")
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.add_argument("--include-superseded", action="store_true", help="search superseded turns too")
@@ -278,6 +282,7 @@ def main() -> None:
     if not args.data.exists():
         raise SystemExit(f"no data at {args.data}: pass --data")
     configs = select_configs(ablation_configs(), args.configs)
+    configs.update(vary_configs(args.vary, ablation_configs(), args.vary_on))
     pick = [w for w in (args.pick or "").split(",") if w]
     if any(p not in configs for p in pick):
         raise SystemExit(f"--pick names configs outside --configs: {pick}")

@@ -80,14 +80,19 @@ class MiniLM:
         return [states for states, _ in self._run(texts)]
 
     def embed(self, texts: Sequence[str]) -> "np.ndarray":
+        return self.embed_with_states(texts)[0]
+
+    def embed_with_states(self, texts: Sequence[str]) -> tuple["np.ndarray", list["np.ndarray"]]:
+        """``embed`` and ``token_states`` from one pass of the model (intake stores both)."""
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, (states, _) in enumerate(self._run(texts)):
+        runs = self._run(texts)
+        for row, (states, _) in enumerate(runs):
             pooled = states.mean(axis=0)
             norm = float(np.linalg.norm(pooled))
             out[row] = pooled / norm if norm > 0 else pooled
-        return out
+        return out, [states for states, _ in runs]
 
     def _run(self, texts: Sequence[str]) -> list[tuple["np.ndarray", int]]:
         import numpy as np

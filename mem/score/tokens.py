@@ -22,6 +22,19 @@ if TYPE_CHECKING:
     import numpy as np
 
 VARIANCE_FLOOR = 1e-4  # a one-token text has no spread: keep the metric finite
+TOKEN_DIMS = 64  # dimensions a stored token state keeps (``compact``); bench/README.md has the sweep
+PROJECTION_KEY = b"mem token projection v1"  # what the projection's signs are drawn from: never change it
+PROJECTION_NAME = "sign"  # names the projection in ``token_form``: a new one needs a new name
+
+
+def token_form() -> str:
+    """What a stored row's ``form`` says: the projection and its width; rows of another form are
+    not read (they are computed anew), so changing either never misreads stored bytes.
+
+    >>> token_form()
+    'sign64'
+    """
+    return f"{PROJECTION_NAME}{TOKEN_DIMS}"
 
 
 def content_tokens(states: "np.ndarray") -> "np.ndarray":
@@ -80,3 +93,66 @@ def fisher_rao(a: tuple["np.ndarray", "np.ndarray"], b: tuple["np.ndarray", "np.
     ratio = np.sqrt(np.clip(num / den, 0.0, 1.0 - 1e-12))
     per_dim = 2.0 * np.sqrt(2.0) * np.arctanh(ratio)
     return float(np.sqrt((per_dim ** 2).sum()))
+
+
+# ------------------------------------------------------------------------------ compact states
+_PROJECTIONS: dict[tuple[int, int], "np.ndarray"] = {}
+
+
+def projection(dim: int, dims: int) -> "np.ndarray":
+    """A fixed ``(dim, dims)`` random sign projection (entries +-1/sqrt(dims)): it keeps cosines in
+    expectation (Johnson-Lindenstrauss), and its signs come from BLAKE2b of ``PROJECTION_KEY`` in
+    counter mode, so every machine and numpy version draws the same matrix and stored states stay
+    comparable with a query projected anywhere.
+
+    >>> p = projection(8, 4); p.shape, float(abs(p).max()) == 0.5, bool((projection(8, 4) == p).all())
+    ((8, 4), True, True)
+    """
+    import hashlib
+
+    import numpy as np
+
+    if (dim, dims) not in _PROJECTIONS:
+        need = (dim * dims + 7) // 8
+        stream = b"".join(hashlib.blake2b(PROJECTION_KEY + i.to_bytes(4, "big"), digest_size=64).digest()
+                          for i in range(need // 64 + 1))
+        bits = np.unpackbits(np.frombuffer(stream[:need], dtype=np.uint8))[: dim * dims]
+        signs = bits.astype(np.float32).reshape(dim, dims) * 2.0 - 1.0
+        _PROJECTIONS[(dim, dims)] = signs / np.float32(np.sqrt(dims))
+    return _PROJECTIONS[(dim, dims)]
+
+
+def projected(states: "np.ndarray", dims: int | None = None) -> "np.ndarray":
+    """A text's content token states as unit rows in the projected space (float32), for MaxSim;
+    ``dims`` (default ``TOKEN_DIMS``) at or above the states' width keeps them as they are."""
+    tokens = unit_rows(content_tokens(states))
+    dims = dims or TOKEN_DIMS
+    return tokens if dims >= tokens.shape[1] else unit_rows(tokens @ projection(tokens.shape[1], dims))
+
+
+def compact(states: "np.ndarray", dims: int | None = None) -> bytes:
+    """What intake stores of a text's token states: ``projected`` rows as int8, each scaled by its own
+    largest component (the scale is not kept: ``expand`` makes the rows unit again). ``dims`` bytes
+    a token: 64 against 1,536 for the float32 state.
+
+    >>> import numpy as np
+    >>> states = np.random.default_rng(1).standard_normal((6, 16)).astype(np.float32)
+    >>> rows = expand(compact(states, 8), 8)
+    >>> rows.shape, bool(np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5))
+    ((4, 8), True)
+    >>> bool((np.abs(rows - projected(states, 8)) < 0.02).all())
+    True
+    """
+    import numpy as np
+
+    rows = projected(states, dims)
+    peaks = np.abs(rows).max(axis=1, keepdims=True)
+    peaks[peaks == 0] = 1.0
+    return np.round(rows * (127.0 / peaks)).astype(np.int8).tobytes()
+
+
+def expand(blob: bytes, dims: int | None = None) -> "np.ndarray":
+    """The unit rows ``compact`` stored, float32 ``(tokens, dims)``."""
+    import numpy as np
+
+    return unit_rows(np.frombuffer(blob, dtype=np.int8).reshape(-1, dims or TOKEN_DIMS).astype(np.float32))

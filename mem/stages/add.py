@@ -64,6 +64,7 @@ class Draft:
     restored: bool = False  # an exported record coming back: keep its fields, skip near-duplicate
     entities: "list[Entity] | None" = None  # from the model (options.extract) or link.prepare
     vector: "np.ndarray | None" = None  # the embedding, computed before the write transaction
+    tokens: tuple[str, bytes] | None = None  # its compact token states (mem.store.token_states), with the vector
     assertions: list[Any] = field(default_factory=list)  # supersede.assertions_of, before the transaction
 
 
@@ -250,8 +251,12 @@ def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> No
             _enrich(draft, ctx)
     live = [d for d in drafts if d.rejected is None]
     if live:
-        for draft, vector in zip(live, ctx.embedder.embed([d.memory.text for d in live])):
+        from mem.stages.rescore import embed_for_store
+
+        vectors, tokens = embed_for_store(ctx.embedder, [d.memory.text for d in live])
+        for i, (draft, vector) in enumerate(zip(live, vectors)):
             draft.vector = vector
+            draft.tokens = tokens[i] if tokens else None
     if options.bulk:
         return  # entities and assertions come in the finishing pass (mem.stages.finish)
     if options.extract == "ollama":
@@ -331,6 +336,7 @@ class _Chunk:
         self.ids = ids_of(store, sorted({rowid for hits in found for rowid, _ in hits})) if not self.links_later else {}
         self.stored: list[tuple[int, int, str]] = []  # (vector row, rowid, scope) of drafts stored in this chunk
         self.new_vectors: list[tuple[int, str, Any]] = []
+        self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
 
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
@@ -362,6 +368,7 @@ class _Chunk:
         if row is not None:
             self.stored.append((row, rowid, memory.scope))
             self.new_vectors.append((rowid, memory.scope, draft.vector))
+            self.new_tokens.append(draft.tokens)
 
     def defer(self, rowid: int, neighbours: list[tuple[int, float]] | None) -> None:
         """Bulk intake: leave ``rowid``'s links to the finishing pass, with the neighbours found for it now."""
@@ -373,7 +380,7 @@ class _Chunk:
         """Write the chunk's vectors in one statement each, then let a warm vector index pick them up."""
         from mem.store import pending
 
-        self.ctx.store.put_vectors(self.new_vectors)
+        self.ctx.store.put_vectors(self.new_vectors, tokens=self.new_tokens)
         pending.add(self.ctx.store, self.deferred)
         self.ctx.vectors.add()
 

@@ -117,11 +117,14 @@ def reindex(ctx: "Context", embedder_name: str, *, batch: int = 256) -> dict[str
 
     embedder = get_embedder(embedder_name, ollama_host=ctx.settings.ollama_host)
     rows = [(rowid, m.text, m.scope) for rowid, m in ctx.store.select(scope=None, statuses=None, order="m.rowid")]
-    vectors = [embedder.embed([t for _, t, _ in rows[i : i + batch]]) for i in range(0, len(rows), batch)]
+    from mem.stages.rescore import embed_for_store
+
+    embedded = [embed_for_store(embedder, [t for _, t, _ in rows[i : i + batch]]) for i in range(0, len(rows), batch)]
     with ctx.store.write():
         ctx.store.rebind_embedder(embedder_name, embedder.id, embedder.dim)
-        for start, chunk in zip(range(0, len(rows), batch), vectors):
-            ctx.store.put_vectors([(rowid, scope, vector) for (rowid, _, scope), vector in zip(rows[start : start + batch], chunk)])
+        for start, (chunk, tokens) in zip(range(0, len(rows), batch), embedded):
+            ctx.store.put_vectors([(rowid, scope, vector) for (rowid, _, scope), vector in zip(rows[start : start + batch], chunk)],
+                                  tokens=tokens)
         ctx.store.log(ctx.now_iso(), "reindex", None, None, {"embedder": embedder.id, "count": len(rows)})
     ctx.use_embedder(embedder)
     return {"record": "reindex", "embedder": embedder_name, "id": embedder.id, "dim": embedder.dim, "memories": len(rows)}

@@ -67,11 +67,14 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     if admitted.rejected:
         raise BadInput(f"not updated: {admitted.rejected}")
     changes: dict[str, Any] = dict(admitted.fields)
-    vector = None
+    vector = tokens = None
     if "text" in changes:
         changes["content_hash"] = content_hash(changes["text"])
         changes["structure"] = structure_of(changes["text"], dated=current.event_at is not None)
-        vector = ctx.embedder.embed([changes["text"]])[0]
+        from mem.stages.rescore import embed_for_store
+
+        vectors, states = embed_for_store(ctx.embedder, [changes["text"]])
+        vector, tokens = vectors[0], states[0] if states else None
     if "layer" not in changes and "kind" in changes and changes["kind"] != current.kind:
         changes["layer"] = layer_for(changes["kind"], new_tags, pinned=current.pinned if pinned is None else pinned)
     if not changes:
@@ -80,7 +83,7 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     with ctx.store.write():
         ctx.store.update_memory(memory_id, changes, at=changes["updated_at"])
         if vector is not None:
-            ctx.store.put_vector(ctx.store.rowid_of(memory_id), current.scope, vector, replace=True)
+            ctx.store.put_vector(ctx.store.rowid_of(memory_id), current.scope, vector, replace=True, tokens=tokens)
     return ctx.store.get(memory_id)
 
 

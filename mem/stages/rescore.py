@@ -1,23 +1,42 @@
 """Token-level rescoring channels for ``search``: MaxSim and Fisher-Rao over the best candidates.
 
-Both read MiniLM token states, which are not stored (384 floats per token would multiply the
-database several times over): they are computed at search time for the ``RESCORE`` best
-candidates of the semantic and BM25 channels only, and kept per process (``ctx.cache``, at most
-``TOKEN_CACHE`` memories), so a long-lived process (MCP server, ``search -``) computes each
-memory's once. With an embedder that has no token states (hash, Ollama) both return nothing.
+Both read a memory's token states in their compact stored form (``mem.score.tokens.compact``: a
+fixed projection to ``TOKEN_DIMS`` dimensions, int8), which intake writes beside the vector
+(``embed_for_store``, ``mem.store.token_states``), so a search reads the ``RESCORE`` best candidates of
+the semantic and BM25 channels instead of running the model over them. A memory stored without
+them (before migration 11, or by an embedder without token states) has them computed here in the
+very same form and kept per process (``ctx.cache``, at most ``TOKEN_CACHE`` memories). The query's
+own states take one model pass. With an embedder that has no token states (hash, Ollama) both
+channels return nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from mem.stages.query import Plan, Ranking
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from mem.stages.context import Context
 
 RESCORE = 30  # best candidates of each of semantic and BM25 that are rescored
-TOKEN_CACHE = 20_000  # memories whose token summaries a process keeps
+TOKEN_CACHE = 20_000  # memories without stored states whose computed ones a process keeps
+
+
+def embed_for_store(embedder: Any, texts: Sequence[str]) -> tuple["np.ndarray", list[tuple[str, bytes]] | None]:
+    """The vectors of ``texts`` and, when the embedder has token states, each text's compact states
+    ``(form, bytes)`` for ``Store.put_vectors(tokens=...)``, from the same pass of the model."""
+    from mem.score.tokens import compact, token_form
+
+    with_states = getattr(embedder, "embed_with_states", None)
+    if with_states is None:
+        return embedder.embed(texts), None
+    vectors, states = with_states(texts)
+    form = token_form()
+    return vectors, [(form, compact(s)) for s in states]
 
 
 def _pool(ctx: "Context", plan: Plan) -> list[int]:
@@ -34,31 +53,33 @@ def _pool(ctx: "Context", plan: Plan) -> list[int]:
     return list(seen)
 
 
-def _summaries(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, dict[int, Any]] | None:
-    """(query summary, rowid -> memory summary); a summary is ``(unit token states, (mean, std))``."""
-    from mem.score.tokens import content_tokens, gaussian, unit_rows
+def _token_rows(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, dict[int, Any]] | None:
+    """(the query's projected unit token rows, rowid -> the memory's): stored rows where there are
+    any, else computed now (and kept for the process)."""
+    from mem.score import tokens
+    from mem.store import token_states as stored
 
     embedder = ctx.embedder
     if not hasattr(embedder, "token_states"):
         return None
-
-    def summary(states: Any) -> tuple[Any, Any]:
-        tokens = content_tokens(states)
-        return unit_rows(tokens), gaussian(tokens)
-
+    dims = tokens.TOKEN_DIMS
     if "tokens:query" not in plan.memo:
-        plan.memo["tokens:query"] = summary(embedder.token_states([plan.query.text])[0])
-    # Keyed by content hash too: an edited memory's old token states are never reused.
-    cache: dict[tuple[int, str], Any] = ctx.cache.setdefault(("tokens", embedder.id), {})
-    memories = ctx.store.by_rowids(rowids)
-    keys = {r: (r, m.content_hash) for r, m in memories.items()}
-    missing = [r for r in rowids if r in keys and keys[r] not in cache]
-    if missing:
-        if len(cache) + len(missing) > TOKEN_CACHE:
-            cache.clear()
-        for rowid, states in zip(missing, embedder.token_states([memories[r].text for r in missing])):
-            cache[keys[rowid]] = summary(states)
-    return plan.memo["tokens:query"], {r: cache[keys[r]] for r in rowids if r in keys}
+        plan.memo["tokens:query"] = tokens.projected(embedder.token_states([plan.query.text])[0], dims)
+    rows = {r: tokens.expand(blob, dims) for r, blob in stored.get(ctx.store, rowids, tokens.token_form()).items()}
+    unstored = [r for r in rowids if r not in rows]
+    if unstored:
+        # Keyed by content hash too: an edited memory's old token states are never reused.
+        cache: dict[tuple[int, str], Any] = ctx.cache.setdefault(("tokens", embedder.id, tokens.token_form()), {})
+        memories = ctx.store.by_rowids(unstored)
+        keys = {r: (r, m.content_hash) for r, m in memories.items()}
+        missing = [r for r in unstored if r in keys and keys[r] not in cache]
+        if missing:
+            if len(cache) + len(missing) > TOKEN_CACHE:
+                cache.clear()
+            for rowid, states in zip(missing, embedder.token_states([memories[r].text for r in missing])):
+                cache[keys[rowid]] = tokens.expand(tokens.compact(states, dims), dims)
+        rows.update({r: cache[keys[r]] for r in unstored if r in keys})
+    return plan.memo["tokens:query"], rows
 
 
 def _ranking(scores: dict[int, float]) -> Ranking:
@@ -69,20 +90,21 @@ def maxsim(ctx: "Context", plan: Plan) -> Ranking:
     """MaxSim (mean over query tokens of the best cosine to a memory token) of the best candidates."""
     from mem.score.tokens import maxsim as score
 
-    found = _summaries(ctx, plan, _pool(ctx, plan))
+    found = _token_rows(ctx, plan, _pool(ctx, plan))
     if found is None:
         return _ranking({})
     query, memories = found
-    return _ranking({r: round(score(query[0], m[0]), 6) for r, m in memories.items()})
+    return _ranking({r: round(score(query, m), 6) for r, m in memories.items()})
 
 
 def fisher(ctx: "Context", plan: Plan) -> Ranking:
     """Fisher-Rao similarity ``1 / (1 + d)`` between the query's and each best candidate's diagonal
-    Gaussian over token states."""
-    from mem.score.tokens import fisher_rao
+    Gaussian (per-dimension mean and variance) over its token states."""
+    from mem.score.tokens import fisher_rao, gaussian
 
-    found = _summaries(ctx, plan, _pool(ctx, plan))
+    found = _token_rows(ctx, plan, _pool(ctx, plan))
     if found is None:
         return _ranking({})
     query, memories = found
-    return _ranking({r: round(1.0 / (1.0 + fisher_rao(query[1], m[1])), 6) for r, m in memories.items()})
+    q = gaussian(query)
+    return _ranking({r: round(1.0 / (1.0 + fisher_rao(q, gaussian(m))), 6) for r, m in memories.items()})

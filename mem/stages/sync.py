@@ -160,7 +160,12 @@ def _overwrite(dst: "Context", theirs: dict[str, Any], ours: dict[str, Any]) -> 
     from mem.store.scopes import move_memories
 
     changes = {k: theirs.get(k) for k in SYNCED if theirs.get(k) != ours.get(k)}
-    vector = dst.embedder.embed([theirs["text"]])[0] if "text" in changes else None
+    vector = tokens = None
+    if "text" in changes:  # re-embedded here, with this database's embedder
+        from mem.stages.rescore import embed_for_store
+
+        vectors, states = embed_for_store(dst.embedder, [theirs["text"]])
+        vector, tokens = vectors[0], states[0] if states else None
     store = dst.store
     with store.write():
         rowid = store.rowid_of(theirs["id"])
@@ -169,5 +174,5 @@ def _overwrite(dst: "Context", theirs: dict[str, Any], ours: dict[str, Any]) -> 
         if changes:
             store.update_memory(theirs["id"], changes, at=theirs["updated_at"], op="sync")
         if vector is not None:
-            store.put_vector(rowid, theirs["scope"], vector, replace=True)
+            store.put_vector(rowid, theirs["scope"], vector, replace=True, tokens=tokens)
         restore_edges(store, links_of(theirs, dst.now_iso()))

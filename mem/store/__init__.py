@@ -288,7 +288,10 @@ class Store:
 
     def rebind_embedder(self, name: str, embedder_id: str, dim: int) -> None:
         """Inside a write transaction: forget every vector and bind a new embedder (first use, reindex)."""
+        from mem.store import token_states
+
         self.conn.execute("DELETE FROM vectors")
+        token_states.drop(self)
         self._bump_vectors_epoch()
         self._create_vec_index(dim)
         self.set_meta("embedder", f"{embedder_id}@{dim}")
@@ -308,23 +311,33 @@ class Store:
         self.log(memory.created_at, "add", memory.id, memory.author, {"text": memory.text})
         return rowid
 
-    def put_vector(self, rowid: int, scope: str, vector: "np.ndarray", *, replace: bool = False) -> None:
+    def put_vector(self, rowid: int, scope: str, vector: "np.ndarray", *, replace: bool = False,
+                   tokens: tuple[str, bytes] | None = None) -> None:
         """Store a float32 vector and its int8 index entry; ``replace`` for a memory that already had one."""
-        self.put_vectors([(rowid, scope, vector)], replace=replace)
+        self.put_vectors([(rowid, scope, vector)], replace=replace, tokens=[tokens])
 
-    def put_vectors(self, rows: Sequence[tuple[int, str, "np.ndarray"]], *, replace: bool = False) -> None:
-        """``put_vector`` for many memories ``(rowid, scope, vector)`` in one statement per table (a chunk)."""
+    def put_vectors(self, rows: Sequence[tuple[int, str, "np.ndarray"]], *, replace: bool = False,
+                    tokens: Sequence[tuple[str, bytes] | None] | None = None) -> None:
+        """``put_vector`` for many memories ``(rowid, scope, vector)`` in one statement per table (a chunk).
+
+        ``tokens``: each row's compact token states ``(form, bytes)`` (``mem.store.token_states``), or None
+        for none; a memory given a new vector loses the states of its old text either way."""
         import numpy as np
+
+        from mem.store import token_states
 
         if not rows:
             return
+        rowids = [rowid for rowid, _, _ in rows]
         if replace:
             self._bump_vectors_epoch()
+            token_states.drop(self, rowids)
         f32 = np.ascontiguousarray(np.stack([np.asarray(v, dtype=np.float32) for _, _, v in rows]))
-        rowids = [rowid for rowid, _, _ in rows]
         self.conn.executemany("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)",
                               [(rowid, f32[i].tobytes()) for i, rowid in enumerate(rowids)])
         self._index_vectors(rowids, [scope for _, scope, _ in rows], f32)
+        if tokens:
+            token_states.put(self, [(rowid, *t) for rowid, t in zip(rowids, tokens) if t is not None])
 
     def _index_vectors(self, rowids: list[int], scopes: list[str], f32: "np.ndarray") -> None:
         """The coarse KNN index entries of these vectors: vec0 int8 with a per-vector scale."""

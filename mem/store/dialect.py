@@ -31,7 +31,7 @@ import re
 from functools import lru_cache
 
 # Tables written with INSERT OR REPLACE, and the key a PostgreSQL upsert conflicts on.
-CONFLICT_KEYS = {"vectors": ("rowid",), "edges": ("src", "dst", "type"), "meta": ("key",)}
+CONFLICT_KEYS = {"vectors": ("rowid",), "token_states": ("rowid",), "edges": ("src", "dst", "type"), "meta": ("key",)}
 # Tables whose INSERTs report the new row's key (``cursor.lastrowid``), and that key's column.
 GENERATED_KEYS = {"memories": "rowid", "consolidation_runs": "id", "communities": "id", "entities": "id",
                   "changelog": "seq"}

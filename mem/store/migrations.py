@@ -326,7 +326,26 @@ def m010_structure_backfill(conn: Connection) -> None:
         last = rows[-1][0]
 
 
+def m011_token_states(conn: Connection) -> None:
+    """Compact token states (``mem.store.token_states``) for MaxSim and Fisher-Rao, one row per memory
+    that has them; ``vectors.var`` goes: it was never written (the variance of a memory's token
+    states comes from these rows). Safe to run again over a store that has both already."""
+    run_script(conn,
+        """
+        CREATE TABLE IF NOT EXISTS token_states (
+            rowid INTEGER PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+            form TEXT NOT NULL,
+            states BLOB NOT NULL
+        );
+        """
+    )
+    if getattr(conn, "backend", "sqlite") != "sqlite":
+        conn.execute("ALTER TABLE vectors DROP COLUMN IF EXISTS var")
+    elif conn.execute("SELECT 1 FROM pragma_table_info('vectors') WHERE name = 'var'").fetchone():
+        conn.execute("ALTER TABLE vectors DROP COLUMN var")
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
                                                   m005_fts_epoch, m006_id_handles, m007_scopes, m008_structure,
-                                                  m009_pending_links, m010_structure_backfill]
+                                                  m009_pending_links, m010_structure_backfill, m011_token_states]
 LATEST = len(MIGRATIONS)

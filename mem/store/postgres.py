@@ -293,6 +293,8 @@ class MigrationConnection:
     """What a migration function sees: its DDL translated statement by statement, FTS5 and
     SQLite triggers left to ``EXTRAS`` (``skipped`` collects their names)."""
 
+    backend = "postgresql"  # a migration that must say a thing each backend's own way reads this
+
     def __init__(self, conn: Connection) -> None:
         self.conn = conn
         self.skipped: list[str] = []

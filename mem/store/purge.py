@@ -10,7 +10,7 @@ So a purge
    entry deleted before the option was on (an older text of this memory among them);
 3. deletes the int8 vector from the vec0 table (sqlite-vec 0.1.9 zeroes its slot in the chunk, and a
    test checks the chunk);
-4. deletes the row (FTS entries, vectors, edges, entity links and assertions follow through triggers
+4. deletes the row (FTS entries, vectors, token states, edges, entity links and assertions follow through triggers
    and foreign keys), entities no other memory mentions, and every changelog payload of the memory,
    keeping one tombstone: the id and the time;
 5. after the commit, checkpoints the WAL into the file and truncates it (``scrub_wal``).
@@ -61,6 +61,7 @@ def purge_memory(store: "Store", memory_id: str, *, at: str) -> list[str]:
     store.conn.execute("UPDATE communities SET label = NULL WHERE id IN "
                        "(SELECT community_id FROM community_members WHERE memory_rowid = ?)", (rowid,))
     store.conn.execute("DELETE FROM vectors WHERE rowid = ?", (rowid,))
+    store.conn.execute("DELETE FROM token_states WHERE rowid = ?", (rowid,))
     # Before the row: under row-level security (README) a role sees history only of memories it sees.
     store.conn.execute("DELETE FROM changelog WHERE memory_id = ?", (memory_id,))
     store.conn.execute("DELETE FROM memories WHERE rowid = ?", (rowid,))
@@ -85,7 +86,7 @@ def scrub_wal(store: "Store") -> bool:
     """After the purge commits: copy the WAL into the file and truncate it; False when a reader held it back.
     On PostgreSQL: VACUUM the tables that held the text (the server's WAL and backups are its own)."""
     if store.backend != "sqlite":
-        store.conn.run("VACUUM memories, changelog, fts_postings, vectors")
+        store.conn.run("VACUUM memories, changelog, fts_postings, vectors, token_states")
         return True
     for attempt in range(CHECKPOINT_TRIES):
         busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
