@@ -5,8 +5,10 @@
 
 Each run starts ``mem import FILE`` (hash embedder) on a fresh database and SIGKILLs it after a
 random delay within the time a full import takes. After every kill: ``PRAGMA integrity_check`` is
-ok and the memory, FTS, vector and vec0 counts agree (a write transaction is all or nothing).
-Then the same import runs again to completion: exactly N memories, N distinct ids and texts.
+ok, the memory, FTS, vector and vec0 counts agree (a write transaction is all or nothing), and the
+memories whose graph is not finished are exactly the ones the finishing pass still has pending
+(none half-linked). Then the same import runs again to completion: exactly N memories, N distinct
+ids and texts, and nothing pending.
 """
 
 from __future__ import annotations
@@ -47,17 +49,20 @@ def state(db: Path) -> dict[str, Any]:
 
     if not db.exists():
         return {"integrity": "ok", "memories": 0, "fts": 0, "vectors": 0, "vec_index": 0, "distinct_ids": 0,
-                "distinct_hashes": 0}
+                "distinct_hashes": 0, "pending": 0, "unlinked": 0}
     with Store.open(db, create=False) as store:
         counts = store.counts()
-        distinct = store.conn.execute("SELECT COUNT(DISTINCT id), COUNT(DISTINCT content_hash) FROM memories").fetchone()
+        distinct = store.conn.execute("SELECT COUNT(DISTINCT id), COUNT(DISTINCT content_hash), "
+                                      "(SELECT COUNT(*) FROM pending_links), "
+                                      "(SELECT COUNT(*) FROM memories WHERE asserted = 0) FROM memories").fetchone()
         return {"integrity": store.integrity(), **{k: counts[k] for k in ("memories", "fts", "vectors", "vec_index")},
-                "distinct_ids": distinct[0], "distinct_hashes": distinct[1]}
+                "distinct_ids": distinct[0], "distinct_hashes": distinct[1], "pending": distinct[2],
+                "unlinked": distinct[3]}
 
 
 def consistent(s: dict[str, Any]) -> bool:
     return s["integrity"] == "ok" and len({s["memories"], s["fts"], s["vectors"], s["vec_index"]}) == 1 \
-        and s["distinct_ids"] == s["memories"]
+        and s["distinct_ids"] == s["memories"] and s["unlinked"] == s["pending"]
 
 
 def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None) -> dict[str, Any]:
@@ -99,11 +104,12 @@ def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None)
         rerun = subprocess.run(command, env=run_env, capture_output=True)
         final = state(run_db)
         final_exit = max(final_exit, rerun.returncode)
-        done = consistent(final) and final["memories"] == memories and final["distinct_hashes"] == memories
+        done = consistent(final) and final["memories"] == memories and final["distinct_hashes"] == memories \
+            and final["pending"] == 0
         complete = complete and done and rerun.returncode == 0
         kills.append({"delay_s": round(delay, 2), "killed": not finished, "exit": proc.returncode,
                       "rerun_exit": rerun.returncode, "memories": after["memories"],
-                      "consistent": consistent(after), "integrity": after["integrity"],
+                      "consistent": consistent(after), "integrity": after["integrity"], "pending": after["pending"],
                       "after_rerun": final["memories"], "rerun_complete": done})
     return {
         "memories": memories, "runs": runs, "full_import_s": round(full, 2), "kills": kills,

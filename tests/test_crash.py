@@ -26,4 +26,5 @@ def test_killed_imports_stay_consistent_and_resume_without_duplicates(tmp_path: 
     final = result["final"]
     assert final["memories"] == final["fts"] == final["vectors"] == final["vec_index"] == 1500
     assert final["distinct_ids"] == final["distinct_hashes"] == 1500
+    assert final["pending"] == final["unlinked"] == 0  # the rerun finished the graph
     assert proc.returncode == 0

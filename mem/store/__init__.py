@@ -335,9 +335,15 @@ class Store:
         f32 = np.ascontiguousarray(np.stack([np.asarray(v, dtype=np.float32) for _, _, v in rows]))
         self.conn.executemany("INSERT OR REPLACE INTO vectors(rowid, f32) VALUES (?, ?)",
                               [(rowid, f32[i].tobytes()) for i, rowid in enumerate(rowids)])
+        if replace:
+            self._unindex_vectors(rowids)
         self._index_vectors(rowids, [scope for _, scope, _ in rows], f32)
         if tokens:
             token_states.put(self, [(rowid, *t) for rowid, t in zip(rowids, tokens) if t is not None])
+
+    def _unindex_vectors(self, rowids: list[int]) -> None:
+        """Drop the coarse KNN entries of vectors about to be replaced (a new row has none: intake skips this)."""
+        self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(rowid,) for rowid in rowids])
 
     def _index_vectors(self, rowids: list[int], scopes: list[str], f32: "np.ndarray") -> None:
         """The coarse KNN index entries of these vectors: vec0 int8 with a per-vector scale."""
@@ -346,7 +352,6 @@ class Store:
         peaks = np.abs(f32).max(axis=1, keepdims=True)
         peaks[peaks == 0] = 1.0
         q = np.round(f32 * (127.0 / peaks)).astype(np.int8)
-        self.conn.executemany("DELETE FROM memory_vec WHERE rowid = ?", [(rowid,) for rowid in rowids])
         self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
                               [(rowid, q[i].tobytes(), scope) for i, (rowid, scope) in enumerate(zip(rowids, scopes))])
 
