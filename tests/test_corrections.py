@@ -206,3 +206,20 @@ def test_a_correction_ranks_where_the_memory_it_superseded_would_have() -> None:
     assert done.code == 0, done.stderr
     hits = run_mem("search", "who owns the billing service?", "--now", "2026-05-03T00:00:00Z").records
     assert [h["id"] for h in hits][:2] == [new["id"], other["id"]]  # the stale memory itself stays hidden
+
+
+def test_a_correction_of_a_correction_inherits_through_the_chain() -> None:
+    ids = [f"019de7ea-0000-7000-8000-00000000001{i}" for i in range(4)]
+    records = [
+        {"id": ids[0], "text": "The MQTT keepalive for truck connections is 60 seconds.", "created_at": "2026-05-01T09:00:00Z",
+         "superseded_by": ids[1]},
+        {"id": ids[1], "text": "Raised it to 120 after the tunnel reconnect storms.", "created_at": "2026-05-02T09:00:00Z",
+         "superseded_by": ids[2]},
+        {"id": ids[2], "text": "Settled at 90 in the end: 120 drained the broker's session table.",
+         "created_at": "2026-05-03T09:00:00Z"},
+        {"id": ids[3], "text": "Truck connections reconnect through the MQTT load balancer.", "created_at": "2026-05-01T10:00:00Z"},
+    ]
+    assert run_mem("import", "-", "--now", "2026-05-04T00:00:00Z", input=jsonl(*records)).code == 0
+    hits = run_mem("search", "what is the MQTT keepalive for truck connections?", "--now", "2026-05-04T00:00:00Z").records
+    order = [h["id"] for h in hits]
+    assert order[0] == ids[2] and ids[0] not in order and ids[1] not in order
