@@ -281,3 +281,23 @@ def test_the_config_file_can_name_the_server(pg_url: str, isolated_env: dict[str
     assert cli("add", "The config file points mem at the team server").code == 0
     stats = cli("stats", "--json").records[0]
     assert stats["path"].startswith("postgresql://") and stats["memories"] == 1
+
+
+def test_vectors_go_in_binary_and_read_back_exactly(pg_url: str) -> None:
+    import json
+
+    import numpy as np
+
+    from mem.store import Store
+
+    values = np.asarray([[0.1, -2.5, 3e-8, 7.0], [1.0, 0.0, 0.0, 0.0]], dtype=np.float32)
+    with Store.open(pg_url) as store:
+        with store.write():
+            store.rebind_embedder("test", "test-4", 4)
+            for i in range(2):
+                store.conn.execute("INSERT INTO memories(id, text, created_at, updated_at, content_hash) "
+                                   "VALUES (?, 'v', 'x', 'x', ?)", (f"v{i}", f"h{i}"))
+            store.put_vectors([(store.rowid_of(f"v{i}"), "global", values[i]) for i in range(2)])
+        stored = [json.loads(r[0]) for r in store.conn.execute("SELECT embedding::text FROM memory_vec ORDER BY rowid")]
+        assert np.array_equal(np.asarray(stored, dtype=np.float32), values)
+        assert store.knn(values[1] * 3, 2, "global") == [store.rowid_of("v1"), store.rowid_of("v0")]
