@@ -60,8 +60,8 @@ def embed_cached(path: Path, texts: list[str], batch: int = 2048) -> Any:
     return matrix
 
 
-def real_vectors(folder: Path, synthetic: int, data: Path) -> tuple[Any, Any]:
-    """(stored vectors, query vectors), both MiniLM, from LoCoMo and ``synthetic`` synth texts."""
+def real_vectors(folder: Path, synthetic: int, data: Path) -> tuple[Any, Any, list[str]]:
+    """(stored vectors, query vectors, each query's set), all MiniLM, from LoCoMo and ``synthetic`` synth texts."""
     import numpy as np
 
     locomo = json.loads(data.read_text())
@@ -71,13 +71,13 @@ def real_vectors(folder: Path, synthetic: int, data: Path) -> tuple[Any, Any]:
     texts = list(memory_texts(synthetic + 500))
     stored = np.concatenate([embed_cached(folder / "locomo-turns.npy", turns),
                              embed_cached(folder / f"synth-{synthetic}.npy", texts[:synthetic])])
-    asked = np.concatenate([embed_cached(folder / "locomo-questions.npy", questions),
-                            embed_cached(folder / "synth-queries.npy", queries(500)),
-                            embed_cached(folder / f"synth-heldout-{synthetic}.npy", texts[synthetic:])])
-    return stored, asked
+    parts = {"LoCoMo questions": embed_cached(folder / "locomo-questions.npy", questions),
+             "synthetic queries": embed_cached(folder / "synth-queries.npy", queries(500)),
+             "held-out synthetic memories": embed_cached(folder / f"synth-heldout-{synthetic}.npy", texts[synthetic:])}
+    return stored, np.concatenate(list(parts.values())), [name for name, part in parts.items() for _ in part]
 
 
-def database_vectors(db: Path, n: int) -> tuple[Any, Any]:
+def database_vectors(db: Path, n: int) -> tuple[Any, Any, list[str]]:
     """The first ``n`` stored vectors of a mem database and the 1,000 after them (e.g. hash vectors)."""
     import sqlite3
 
@@ -86,7 +86,7 @@ def database_vectors(db: Path, n: int) -> tuple[Any, Any]:
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     rows = [r[0] for r in conn.execute("SELECT f32 FROM vectors ORDER BY rowid LIMIT ?", (n + 1000,))]
     matrix = np.frombuffer(b"".join(rows), dtype=np.float32).reshape(len(rows), -1)
-    return np.ascontiguousarray(matrix[:n]), np.ascontiguousarray(matrix[n:])
+    return np.ascontiguousarray(matrix[:n]), np.ascontiguousarray(matrix[n:]), ["held-out rows"] * (len(matrix) - n)
 
 
 def exact_top(stored: Any, asked: Any, k: int) -> Any:
@@ -184,7 +184,29 @@ LIBRARIES = {"usearch": lambda d: Usearch(d, "i8"), "usearch-f16": lambda d: Use
              "hnswlib": Hnswlib, "faiss": Faiss}
 
 
-def measure(make: Any, stored: Any, asked: Any, exact: Any, efs: tuple[int, ...], pool: int) -> None:
+def recall_line(name: str, got: list[list[int]], exact: Any, stored: Any, asked: Any, times: list[float]) -> str:
+    """recall@10 (strict, and with ties counted), recall@200, p50 and p95 of one query set."""
+    import numpy as np
+
+    hit10 = hit200 = tied10 = 0
+    for found, truth, q in zip(got, exact, asked):
+        hit10 += len(set(found[:10]) & set(truth[:10].tolist()))
+        hit200 += len(set(found) & set(truth.tolist()))
+        # a row as similar as the exact 10th is as good a 10th (near-duplicate vectors tie)
+        tied10 += min(10, int((stored[np.asarray(found[:10], dtype=np.int64)] @ q >= float(stored[truth[9]] @ q) - 1e-6).sum()))
+    n = len(got)
+    return (f"{name:<28} recall@10 {hit10 / (10 * n):.4f} (ties {tied10 / (10 * n):.4f})  recall@200 "
+            f"{hit200 / (K * n):.4f}  p50 {statistics.median(times):.2f} ms  p95 {percentile(times, 0.95):.2f} ms")
+
+
+def by_set(sets: list[str]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for i, name in enumerate(sets):
+        out.setdefault(name, []).append(i)
+    return out
+
+
+def measure(make: Any, stored: Any, asked: Any, exact: Any, sets: list[str], efs: tuple[int, ...], pool: int) -> None:
     import numpy as np
 
     before = memory_mb()
@@ -199,20 +221,80 @@ def measure(make: Any, stored: Any, asked: Any, exact: Any, efs: tuple[int, ...]
         size_mb = path.stat().st_size / 1e6
     print(f"  {index.name:<20} build {build_s:7.1f} s  file {size_mb:7.1f} MB  RSS +{grown:7.1f} MB")
     for ef in efs:
-        times, hit10, hit200, tied10 = [], 0, 0, 0
-        for q, truth in zip(asked, exact):
+        got, times = [], []
+        for q in asked:
             started = time.perf_counter()
-            got = index.search(q, pool, max(ef, pool))
+            found = index.search(q, pool, max(ef, pool))
             if pool > K:  # exact rescoring of the pool, as mem does
-                got = np.asarray(got)[np.argsort(-(stored[got] @ q), kind="stable")[:K]].tolist()
+                found = np.asarray(found)[np.argsort(-(stored[found] @ q), kind="stable")[:K]].tolist()
             times.append((time.perf_counter() - started) * 1000)
-            hit10 += len(set(got[:10]) & set(truth[:10].tolist()))
-            hit200 += len(set(got) & set(truth.tolist()))
-            # a row as similar as the exact 10th is as good a 10th (near-duplicate vectors tie)
-            tied10 += min(10, int((stored[got[:10]] @ q >= float(stored[truth[9]] @ q) - 1e-6).sum()))
-        print(f"    ef {ef:>4}: recall@10 {hit10 / (10 * len(asked)):.4f} (ties counted {tied10 / (10 * len(asked)):.4f})  "
-              f"recall@200 {hit200 / (K * len(asked)):.4f}  "
-              f"p50 {statistics.median(times):.2f} ms  p95 {percentile(times, 0.95):.2f} ms")
+            got.append(found)
+        for name, rows in by_set(sets).items():
+            print(f"    ef {ef:>4}  " + recall_line(name, [got[i] for i in rows], exact[rows], stored, asked[rows],
+                                                    [times[i] for i in rows]))
+
+
+def measure_mem(folder: Path, stored: Any, asked: Any, exact: Any, sets: list[str]) -> None:
+    """mem's own path (``VectorIndex.nearest`` k 200: the graph, exact rescoring, the sample check and
+    its exact fallback) on a store holding these vectors, the graph forced on at this size."""
+    import numpy as np
+
+    from mem.records import Memory
+    from mem.store import Store, ann
+    from mem.store import vectors as V
+
+    db = folder / f"ann-real-{len(stored)}.db"
+    fresh = not db.exists()
+    store = Store.open(db)
+    store.bind_embedder("minilm", "ann-bench", lambda: stored.shape[1])
+    if fresh:
+        for start in range(0, len(stored), 5000):
+            with store.write():
+                rows = []
+                for i in range(start, min(len(stored), start + 5000)):
+                    memory = Memory(id=f"0190{i:08d}-0000-7000-8000-000000000000", text=f"v{i}", scope="bench",
+                                    created_at="2026-01-01T00:00:00Z", updated_at="2026-01-01T00:00:00Z",
+                                    content_hash=str(i))
+                    rows.append((store.insert_memory(memory), "bench", stored[i]))
+                store.put_vectors(rows)
+    ann.MIN_SCAN, V.GRAPH_INLINE_ROWS = 0, 10**9  # the graph at any size, built before the first search
+    ann.discard(store)
+    index = V.VectorIndex(store)
+    index.queries = 99
+    started = time.perf_counter()
+    index.nearest(asked[0], K, None)
+    print(f"  mem VectorIndex ({len(stored)} rows): graph built in {time.perf_counter() - started:.1f} s, "
+          f"sample {ann.SAMPLE:.0%}")
+    fallbacks = []
+    check = V.VectorIndex._graph_missed
+
+    def counted(self: Any, *args: Any) -> bool:
+        fallbacks[-1] = check(self, *args)
+        return fallbacks[-1]
+
+    V.VectorIndex._graph_missed = counted  # type: ignore[method-assign]
+    got, times = [], []
+    for q in asked:
+        fallbacks.append(False)
+        started = time.perf_counter()
+        found = index.nearest(q, K, None)
+        times.append((time.perf_counter() - started) * 1000)
+        got.append([rowid - 1 for rowid, _ in found])  # rowids count from 1
+    V.VectorIndex._graph_missed = check  # type: ignore[method-assign]
+    graph, index.graph = index.graph, None
+    ann.MIN_SCAN = 10**15
+    scan_times = []
+    for q in asked[:200]:
+        started = time.perf_counter()
+        index.nearest(q, K, None)
+        scan_times.append((time.perf_counter() - started) * 1000)
+    print(f"    the exact (projected) scan alone: p50 {statistics.median(scan_times):.2f} ms")
+    index.graph = graph
+    for name, rows in by_set(sets).items():
+        share = np.mean([fallbacks[i] for i in rows])
+        print("    " + recall_line(name, [got[i] for i in rows], exact[rows], stored, asked[rows],
+                                   [times[i] for i in rows]) + f"  exact fallback {share:.0%}")
+    store.close()
 
 
 def main() -> None:
@@ -220,7 +302,8 @@ def main() -> None:
     parser.add_argument("--dir", type=Path, required=True, help="where the MiniLM vectors are cached")
     parser.add_argument("--synthetic", type=int, default=100_000)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--libraries", default="usearch,usearch-f16,hnswlib,faiss")
+    parser.add_argument("--libraries", default="usearch,usearch-f16,hnswlib,faiss,mem",
+                        help="any of usearch, usearch-f16, hnswlib, faiss, and mem (mem's own search path)")
     parser.add_argument("--ef", default=",".join(map(str, EFS)))
     parser.add_argument("--vectors-from", type=Path, metavar="DB",
                         help="instead: the first --synthetic vectors of a mem database, the next 1,000 as queries")
@@ -231,11 +314,11 @@ def main() -> None:
 
     args.dir.mkdir(parents=True, exist_ok=True)
     if args.vectors_from:
-        stored, asked = database_vectors(args.vectors_from, args.synthetic)
+        stored, asked, sets = database_vectors(args.vectors_from, args.synthetic)
     else:
-        stored, asked = real_vectors(args.dir, args.synthetic, args.data)
+        stored, asked, sets = real_vectors(args.dir, args.synthetic, args.data)
     pick = np.linspace(0, len(asked) - 1, min(args.queries, len(asked))).astype(int)
-    asked = np.ascontiguousarray(asked[pick])
+    asked, sets = np.ascontiguousarray(asked[pick]), [sets[i] for i in pick]
     exact = exact_top(stored, asked, K)
     what = f"from {args.vectors_from.name}" if args.vectors_from else f"MiniLM (LoCoMo turns + {args.synthetic} synthetic)"
     print(f"ann  {len(stored)} stored vectors {what}, "
@@ -247,8 +330,11 @@ def main() -> None:
         np.argpartition(-sims, K - 1)[:K]
     print(f"  exact numpy product + top {K}: {(time.perf_counter() - started) * 10:.2f} ms a query")
     efs = tuple(int(e) for e in args.ef.split(","))
-    for name in args.libraries.split(","):
-        measure(LIBRARIES[name], stored, asked, exact, efs, args.pool)
+    for name in filter(None, args.libraries.split(",")):
+        if name == "mem":
+            measure_mem(args.dir, stored, asked, exact, sets)
+        else:
+            measure(LIBRARIES[name], stored, asked, exact, sets, efs, args.pool)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
     python bench/million.py --dir DIR                  # builds DIR/million-1000000-hash.db once, then measures
     python bench/million.py --db DB                    # measures an existing database (e.g. a 100k one)
 
-The database is made by bulk import (``add.run`` with ``bulk``: the intake gate, rows, FTS5 and
+The database is made by bulk import (``--write direct``: the same rows, FTS5 and vectors written
+straight through the Store, no gate) (``add.run`` with ``bulk``: the intake gate, rows, FTS5 and
 vectors, searchable at once), in slices of 50,000 synthetic texts from ``bench/synth.py`` with the
 hash embedder; an interrupted build resumes where it stopped. The finishing pass (links,
 entities, assertions) is left pending, as an import killed after its last chunk leaves it: at a
@@ -67,6 +68,38 @@ def build(db: Path, n: int, embedder: str) -> None:
         rate = (done - have) / (time.perf_counter() - started)
         print(f"  imported {done:>8} ({rate:.0f}/s, peak RSS {memory_mb('VmHWM'):.0f} MB)", file=sys.stderr, flush=True)
     ctx.store.close()
+
+
+def build_direct(db: Path, n: int, embedder: str) -> None:
+    """The same rows, FTS5 entries and vectors written straight through the Store, without the intake
+    gate (secrets, duplicates, enrichment): minutes instead of hours on a loaded machine."""
+    from mem.ids import uuid7
+    from mem.records import Memory
+    from mem.text import content_hash
+
+    ctx = _context(db, embedder)
+    store, model = ctx.store, ctx.embedder
+    have = store.conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+    texts = memory_texts(n)
+    for _ in range(have):
+        next(texts)
+    started, done = time.perf_counter(), have
+    while done < n:
+        batch = [t for _, t in zip(range(min(5000, n - done)), texts)]
+        vectors = model.embed(batch)
+        with store.write():
+            rows = []
+            for i, (text, vector) in enumerate(zip(batch, vectors), done):
+                at = f"2026-{1 + i % 11:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z"
+                memory = Memory(id=uuid7(), text=text, scope=SCOPE, created_at=at, updated_at=at,
+                                content_hash=content_hash(text))
+                rows.append((store.insert_memory(memory), SCOPE, vector))
+            store.put_vectors(rows)
+        done += len(batch)
+        if done % 50_000 == 0 or done == n:
+            rate = (done - have) / (time.perf_counter() - started)
+            print(f"  written {done:>8} ({rate:.0f}/s)", file=sys.stderr, flush=True)
+    store.close()
 
 
 def measure_in_process(db: Path, embedder: str, n_queries: int, warmup: int) -> dict[str, Any]:
@@ -175,10 +208,17 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--build-only", action="store_true")
+    parser.add_argument("--write", choices=["bulk", "direct"], default="bulk",
+                        help="bulk import (the default), or rows written straight through the Store")
     parser.add_argument("--skip-mcp", action="store_true")
+    parser.add_argument("--no-graph", action="store_true", help="the exact scan only (the code before the graph)")
     parser.add_argument("--part", choices=["inproc", "mcp", "minilm"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.part:  # a measuring child: one JSON line
+        if args.no_graph:
+            from mem.store import ann
+
+            ann.MIN_SCAN = 10**15
         db = args.db
         result = {"inproc": lambda: measure_in_process(db, args.embedder, args.queries, args.warmup),
                   "mcp": lambda: measure_mcp(db, args.embedder, args.queries, args.warmup),
@@ -187,21 +227,22 @@ def main() -> None:
         return
     if args.db is None and args.dir is None:
         parser.error("give --dir (build or reuse) or --db")
-    db = args.db or args.dir / f"million-{args.n}-{args.embedder}.db"
+    db = args.db or args.dir / f"million-{args.n}-{args.embedder}{'-direct' if args.write == 'direct' else ''}.db"
     if args.db is None:
         args.dir.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        build(db, args.n, args.embedder)
+        (build_direct if args.write == "direct" else build)(db, args.n, args.embedder)
         print(f"  database ready in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     if args.build_only:
         return
     size = sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 1e6
-    print(f"million  {db.name}  embedder={args.embedder}  {size:.0f} MB on disk  queries={args.queries} "
+    print(f"million  {db.name}  embedder={args.embedder}{'  (no graph)' if args.no_graph else ''}  {size:.0f} MB on disk  queries={args.queries} "
           f"(+{args.warmup} warm-up)  cpus={os.cpu_count()}  load {os.getloadavg()[0]:.1f}")
 
     def child(part: str) -> dict[str, Any]:
         proc = subprocess.run([sys.executable, __file__, "--part", part, "--db", str(db), "--embedder", args.embedder,
-                               "--queries", str(args.queries), "--warmup", str(args.warmup)],
+                               "--queries", str(args.queries), "--warmup", str(args.warmup)]
+                              + (["--no-graph"] if args.no_graph else []),
                               capture_output=True, text=True, check=True)
         return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -56,11 +56,17 @@ FORMAT = 1
 
 
 def available() -> bool:
-    try:
-        import usearch.index  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    if not _AVAILABLE:
+        try:
+            import usearch.index  # noqa: F401
+        except ImportError:
+            _AVAILABLE.append(False)
+        else:
+            _AVAILABLE.append(True)
+    return _AVAILABLE[0]
+
+
+_AVAILABLE: list[bool] = []  # whether usearch imports, once asked
 
 
 def peak_scaled(vectors: "np.ndarray") -> "np.ndarray":

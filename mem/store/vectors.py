@@ -61,8 +61,8 @@ class VectorIndex:
         self.projected: Any = None  # matrix @ basis, aligned with matrix rows
         self.graph: Any = None  # mem.store.ann.Graph over every row, where a scan would read >= ann.MIN_SCAN floats
         self._building: Any = None  # (thread, result holder) while a large graph is built
-        self._members: dict[int, Any] = {}  # scope code -> its rows' positions, for this count
-        self._sample: Any = None  # (count, positions, their rows) checked after each graph search
+        self._members: dict[int, Any] = {}  # scope code -> (mask, positions) of its rows, for this count
+        self._sample: Any = None  # (count, positions, their rows) checked after each graph search, until the matrix changes
 
     @property
     def warm(self) -> bool:
@@ -91,8 +91,7 @@ class VectorIndex:
             code = self.scope_codes.get(scope)
             if code is None:
                 return []
-            mask = self.scopes[: self.count] == code
-            members = self._scope_members(code, mask)
+            mask, members = self._scope_rows(code)
         graph = self._graph()
         if graph is not None:
             hits = self._nearest_by_graph(graph, q, k, mask, self.count if members is None else len(members))
@@ -122,11 +121,14 @@ class VectorIndex:
         order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
         return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
 
-    def _scope_members(self, code: int, mask: "np.ndarray") -> "np.ndarray":
+    def _scope_rows(self, code: int) -> "tuple[np.ndarray, np.ndarray]":
+        """(mask, positions) of one scope's rows, kept until the matrix changes (a million-row
+        comparison costs about half a millisecond a query)."""
         import numpy as np
 
         if code not in self._members:
-            self._members[code] = np.flatnonzero(mask)
+            mask = self.scopes[: self.count] == code
+            self._members[code] = (mask, np.flatnonzero(mask))
         return self._members[code]
 
     def _nearest_by_graph(self, graph: Any, q: "np.ndarray", k: int, mask: "np.ndarray | None",
@@ -149,8 +151,9 @@ class VectorIndex:
         top = np.argpartition(-sims, k - 1)[:k] if k < len(rows) else np.arange(len(rows))
         if self._graph_missed(q, rows[top], float(sims[top].min()), mask):
             return None
-        order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
-        return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
+        found, sims = self.rowids[rows[top]], sims[top]
+        order = np.lexsort((found, -sims))  # by similarity, ties by rowid, as the scan orders them
+        return list(zip(found[order].tolist(), sims[order].tolist()))
 
     def _graph_missed(self, q: "np.ndarray", found: "np.ndarray", kth: float, mask: "np.ndarray | None") -> bool:
         """Whether a fixed random sample of the rows holds one the graph should have returned.
@@ -164,7 +167,7 @@ class VectorIndex:
 
         from mem.store import ann
 
-        if self._sample is None or self._sample[0] != self.count:
+        if self._sample is None:
             rng = np.random.default_rng(self.count)
             picked = np.unique(rng.integers(0, self.count, max(ann.SAMPLE_MIN, int(ann.SAMPLE * self.count))))
             space = self.projected if self.projected is not None else self.matrix
@@ -312,8 +315,8 @@ class VectorIndex:
         sizes: dict[str | None, int] = {None: self.count}
         for scope in set(scopes) - {None}:
             code = self.scope_codes.get(scope)
-            masks[scope] = None if code is None else self.scopes[: self.count] == code
-            sizes[scope] = 0 if code is None else len(self._scope_members(code, masks[scope]))
+            masks[scope] = None if code is None else self._scope_rows(code)[0]
+            sizes[scope] = 0 if code is None else len(self._scope_rows(code)[1])
         pools = {scope: -(-ann.POOL * k * self.count // max(size, 1)) for scope, size in sizes.items()}
         wanted = [i for i, scope in enumerate(scopes) if sizes[scope] and pools[scope] <= ann.MAX_POOL]
         keys = graph.search_many(queries[wanted], max(pools[scopes[i]] for i in wanted)) if wanted else None
@@ -348,7 +351,7 @@ class VectorIndex:
     def _load(self, *, after: int, epoch: str) -> None:
         import numpy as np
 
-        self._members = {}
+        self._members, self._sample = {}, None
         if after == 0:
             self.matrix, self.rowids, self.scopes, self.count, self.loaded_max = None, None, None, 0, 0
             self.scope_codes = {}
