@@ -308,3 +308,30 @@ def test_a_region_the_graph_cannot_reach_is_caught_by_the_sample(tmp_path: Path,
         assert all(rowid > N for rowid, _ in index.nearest(q, 10, "a"))
         q = matrix[3]  # a query the graph answers: no fallback needed, the same neighbours
         assert [r for r, _ in index.nearest(q, 10, "a")] == [r for r, _ in _exact(index, q, 10, "a")]
+
+
+def test_a_graph_over_the_projection_keeps_its_own_basis(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(V, "COARSE_MIN_ROWS", 300)
+    monkeypatch.setattr(V, "COARSE_DIMS", 8)
+    monkeypatch.setattr(ann, "MIN_SCAN", 500 * 8)
+    matrix = _vectors(N)
+    queries = _vectors(30, seed=21)
+    db = tmp_path / "v.db"
+    with _open(db, matrix) as store:
+        index = _warm(store)
+        index.nearest(queries[0], 10, "a")
+        assert index.graph is not None and index.graph.width == 8 and index.projected is not None
+        saved_basis = index.graph.basis.copy()
+        first = [index.nearest(q, 10, "a") for q in queries]
+    monkeypatch.setattr(ann, "build", lambda *a: pytest.fail("rebuilt instead of loading"))
+    with _open(db) as store:
+        index = _warm(store)
+        index.sync()
+        index.basis = -index.basis  # the index's own projection may come out with other signs
+        index.projected = -index.projected
+        index.nearest(queries[0], 10, "a")
+        assert np.array_equal(index.graph.basis, saved_basis)
+        again = [index.nearest(q, 10, "a") for q in queries]
+    assert [[r for r, _ in hits] for hits in again] == [[r for r, _ in hits] for hits in first]
+    truth = [set((np.argsort(-(matrix @ q))[:10] + 1).tolist()) for q in queries]
+    assert sum(len({r for r, _ in hits} & t) for hits, t in zip(again, truth)) / (10 * len(queries)) >= 0.9

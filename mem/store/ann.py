@@ -52,7 +52,7 @@ MAX_POOL = 4096  # a scope so small that it needs more is scanned exactly instea
 SAMPLE = 0.05
 SAMPLE_MIN = 2000
 SAVE_AFTER = 0.05  # write the graph back once this share of it was added since it was written (a new process adds the rest)
-FORMAT = 1
+FORMAT = 2
 
 
 def available() -> bool:
@@ -93,15 +93,23 @@ def fingerprints(block: "np.ndarray") -> "np.ndarray":
 
 
 class Graph:
-    """The usearch index, keyed by rowid, and what it holds: sorted rowids and their fingerprints."""
+    """The usearch index, keyed by rowid, and what it holds: sorted rowids and their fingerprints.
 
-    def __init__(self, dim: int, index: Any = None) -> None:
+    With a ``basis`` (the warm index's principal projection, when the vectors compress) the graph
+    holds and is searched with the projected vectors: a quarter to a third of the distance work
+    (a million rows build in a third of the time) in the space the scan's coarse pass already
+    trusts, since every candidate is rescored in full. It keeps its own basis, so a later
+    process's projection (recomputed from the data) does not change what its points mean."""
+
+    def __init__(self, dim: int, basis: "np.ndarray | None" = None, index: Any = None) -> None:
         import numpy as np
         from usearch.index import Index
 
         self.dim = dim
+        self.basis = basis
+        self.width = dim if basis is None else basis.shape[1]
         self.index = index if index is not None else Index(
-            ndim=dim, metric="cos", dtype="i8", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)
+            ndim=self.width, metric="cos", dtype="i8", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD)
         self.rowids = np.zeros(0, dtype=np.int64)
         self.prints = np.zeros(0, dtype=np.uint64)
         self.epoch: str | None = None  # the vectors_epoch the rows were read under
@@ -118,7 +126,7 @@ class Graph:
         if not len(rowids):
             return
         prints = fingerprints(block) if prints is None else prints
-        self.index.add(np.asarray(rowids, dtype=np.uint64), peak_scaled(block), threads=os.cpu_count() or 1)
+        self.index.add(np.asarray(rowids, dtype=np.uint64), self._space(block), threads=os.cpu_count() or 1)
         rowids = np.asarray(rowids, dtype=np.int64)
         if not len(self.rowids) or rowids.min() > self.rowids[-1]:
             self.rowids = np.concatenate([self.rowids, rowids])
@@ -127,6 +135,9 @@ class Graph:
             merged = np.concatenate([self.rowids, rowids])
             order = np.argsort(merged, kind="stable")
             self.rowids, self.prints = merged[order], np.concatenate([self.prints, prints])[order]
+
+    def _space(self, vectors: "np.ndarray") -> "np.ndarray":
+        return peak_scaled(vectors if self.basis is None else vectors @ self.basis)
 
     def remove(self, rowids: "np.ndarray") -> None:
         import numpy as np
@@ -145,7 +156,7 @@ class Graph:
         if count <= 0:
             return np.zeros(0, dtype=np.int64)
         self.index.expansion_search = max(EXPANSION, count)
-        return self.index.search(peak_scaled(query), count, threads=1).keys.astype(np.int64)
+        return self.index.search(self._space(query), count, threads=1).keys.astype(np.int64)
 
     def search_many(self, queries: "np.ndarray", count: int) -> "np.ndarray":
         """(len(queries), count) rowids, -1 where fewer were found."""
@@ -153,15 +164,15 @@ class Graph:
 
         count = min(count, len(self.rowids))
         self.index.expansion_search = max(EXPANSION_MANY, count)
-        found = self.index.search(peak_scaled(queries), count, threads=os.cpu_count() or 1)
+        found = self.index.search(self._space(queries), count, threads=os.cpu_count() or 1)
         keys = found.keys.astype(np.int64)
         keys[np.arange(count)[None, :] >= found.counts[:, None]] = -1
         return keys
 
 
-def build(dim: int, rowids: "np.ndarray", matrix: "np.ndarray", epoch: str) -> Graph:
+def build(dim: int, rowids: "np.ndarray", matrix: "np.ndarray", epoch: str, basis: "np.ndarray | None" = None) -> Graph:
     """A graph of every row (the matrix as the warm index holds it), in blocks (bounded temporaries)."""
-    graph = Graph(dim)
+    graph = Graph(dim, basis)
     for start in range(0, len(rowids), 65536):
         graph.add(rowids[start : start + 65536], matrix[start : start + 65536])
     graph.epoch = epoch
@@ -209,7 +220,10 @@ def save(store: "Store", graph: Graph) -> bool:
         graph.index.save(str(tmp_index))
         state = {"format": FORMAT, "identity": _identity(store), "epoch": graph.epoch, "dim": graph.dim,
                  "size": len(graph), "bytes": tmp_index.stat().st_size, "crc": _crc(tmp_index)}
-        np.savez(tmp_rows, rowids=graph.rowids, prints=graph.prints, state=np.array(json.dumps(state)))
+        basis = np.zeros((0, 0), dtype=np.float32) if graph.basis is None else graph.basis
+        np.savez(tmp_rows, rowids=graph.rowids, prints=graph.prints, basis=basis, state=np.array(json.dumps(state)))
+        for path in (tmp_index, tmp_rows):
+            os.chmod(path, 0o600)  # an int8 copy of every vector: as private as the database
         os.replace(tmp_index, index_path)
         os.replace(tmp_rows, rows_path)
         if (store.get_meta("vectors_epoch") or "0") != graph.epoch and purged_since(store, graph):
@@ -241,6 +255,7 @@ def load(store: "Store", dim: int) -> Graph | None:
     try:
         with np.load(rows_path, allow_pickle=False) as saved:
             rowids, prints, state = saved["rowids"], saved["prints"], json.loads(str(saved["state"]))
+            basis = saved["basis"] if saved["basis"].size else None
         if (state.get("format") != FORMAT or state.get("identity") != _identity(store) or state.get("dim") != dim
                 or state.get("size") != len(rowids) or len(prints) != len(rowids)
                 or index_path.stat().st_size != state.get("bytes") or _crc(index_path) != state.get("crc")):
@@ -248,12 +263,13 @@ def load(store: "Store", dim: int) -> Graph | None:
         from usearch.index import Index
 
         index = Index.restore(str(index_path))
-        if index is None or len(index) != len(rowids) or index.ndim != dim:
+        if index is None or len(index) != len(rowids) or index.ndim != (dim if basis is None else basis.shape[1]) \
+                or (basis is not None and basis.shape[0] != dim):
             return None
     except Exception as exc:  # a corrupt file must never break a search: rebuild instead
         log.warning("ignoring the vector graph %s: %s", index_path, exc)
         return None
-    graph = Graph(dim, index)
+    graph = Graph(dim, None if basis is None else basis.astype(np.float32), index)
     graph.rowids, graph.prints = rowids.astype(np.int64), prints.astype(np.uint64)
     graph.epoch = str(state["epoch"])
     graph.saved_size = len(graph)

@@ -204,7 +204,9 @@ class VectorIndex:
             if self._building is None:
                 self.graph = ann.load(self.store, self.matrix.shape[1])
                 if self.graph is None:
-                    args = (self.matrix.shape[1], self.rowids[: self.count].copy(), self.matrix[: self.count], self.epoch)
+                    basis = None if self.projected is None else self.basis.copy()
+                    args = (self.matrix.shape[1], self.rowids[: self.count].copy(), self.matrix[: self.count], self.epoch,
+                            basis)
                     if self.count < GRAPH_INLINE_ROWS:
                         self.graph = ann.build(*args)
                     else:
