@@ -3,6 +3,7 @@
     python bench/bulk_import.py                          # 10k hash, 2 interleaved pairs
     python bench/bulk_import.py --sizes 100000 --pairs 1 # the long one
     python bench/bulk_import.py --sizes 100000 --bulk-only
+    python bench/bulk_import.py --into BIG.db --sizes 10000 --bulk-only   # 10k more into a copy of a 100k database
 
 Each run builds a fresh database from the same synthetic texts (sessions in ``meta.session``) in one
 ``mem.stages.add.run`` call, as ``mem add - < file`` does: eager links every memory as it is stored;
@@ -10,11 +11,15 @@ bulk (``AddOptions(bulk=True)``, what ``mem import`` and ``mem add - --bulk`` us
 vectors first and links in the finishing pass (``mem.stages.finish.run``), whose time is printed on
 its own. Pairs alternate which goes first, so machine drift hits both; the ratio is the figure to quote.
 Each pair also checks that both databases hold the same number of edges, entity mentions and assertions.
+``--into DB`` imports into a copy of DB (scope ``bench``) the synthetic texts that follow the ones it
+holds: the rate at that size without building it. The process's CPU seconds are printed beside the
+wall seconds: on a shared machine they move far less with the load.
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import statistics
 import sys
 import tempfile
@@ -29,7 +34,8 @@ from synth import memory_texts  # noqa: E402
 
 
 def build(db: Path, texts: list[str], embedder: str, *, bulk: bool) -> dict[str, Any]:
-    """Intake of ``texts`` into a new database: wall seconds, the finishing pass's share, graph counts."""
+    """Intake of ``texts`` into ``db`` (new, or a copy): wall and CPU seconds, the finishing pass's share,
+    graph counts."""
     from mem.config import resolve_settings
     from mem.stages import add, finish
     from mem.stages.context import Context
@@ -37,31 +43,44 @@ def build(db: Path, texts: list[str], embedder: str, *, bulk: bool) -> dict[str,
 
     settings = resolve_settings(db=db, embedder=embedder, scope="bench", now="2026-06-01T12:00:00Z")
     records = [(i + 1, {"text": t, "meta": {"session": f"s{i % 50}"}}) for i, t in enumerate(texts)]
-    finishing: list[float] = []
+    finishing: list[tuple[float, float]] = []
     real_run = finish.run
 
     def timed_run(ctx: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             return real_run(ctx, **kwargs)
         finally:
-            finishing.append(time.perf_counter() - started)
+            finishing.append((time.perf_counter() - started, time.process_time() - cpu))
 
     finish.run = timed_run
     try:
         with Store.open(db) as store:
             ctx = Context(store=store, settings=settings)
             ctx.embedder  # load outside the clock
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             statuses = [o.status for o in add.run(ctx, records, add.AddOptions(keep_near=True, bulk=bulk))]
-            seconds = time.perf_counter() - start
+            seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
             counts = store.conn.execute(
                 "SELECT (SELECT COUNT(*) FROM edges), (SELECT COUNT(*) FROM memory_entities), "
                 "(SELECT COUNT(*) FROM assertions)").fetchone()
     finally:
         finish.run = real_run
     assert statuses.count("added") + statuses.count("superseded") == len(texts), "every text is new"
-    return {"seconds": seconds, "finishing": sum(finishing), "counts": tuple(counts)}
+    return {"seconds": seconds, "cpu": cpu, "finishing": sum(w for w, _ in finishing),
+            "finishing_cpu": sum(c for _, c in finishing), "counts": tuple(counts)}
+
+
+def _held(db: Path) -> int:
+    """How many memories ``db`` holds: the texts to import follow that many of ``memory_texts``
+    (read-only: the copies are what the runs open, and migrate)."""
+    import sqlean
+
+    conn = sqlean.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def main() -> None:
@@ -70,20 +89,26 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2)
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--bulk-only", action="store_true", help="skip the eager runs (100k eager takes minutes)")
+    parser.add_argument("--into", type=Path, help="import into a copy of this database (scope 'bench') instead of a new one")
     args = parser.parse_args()
+    held = _held(args.into) if args.into else 0
     for n in args.sizes:
-        texts = list(memory_texts(n))
+        texts = list(memory_texts(held + n))[held:]
         ratios = []
         for pair in range(args.pairs):
             order = [True] if args.bulk_only else ([False, True] if pair % 2 == 0 else [True, False])
             runs: dict[bool, dict[str, Any]] = {}
             for bulk in order:
                 with tempfile.TemporaryDirectory(prefix="mem-bulk-") as tmp:
+                    if args.into:
+                        shutil.copy(args.into, Path(tmp) / "mem.db")
                     runs[bulk] = build(Path(tmp) / "mem.db", texts, args.embedder, bulk=bulk)
             b = runs[True]
             store_s = b["seconds"] - b["finishing"]
-            line = (f"n={n} {args.embedder} pair {pair + 1}: bulk {n / b['seconds']:,.0f}/s overall, import "
-                    f"{n / store_s:,.0f}/s ({store_s:.1f} s) + finishing {b['finishing']:.1f} s")
+            where = f" into {held:,}" if held else ""
+            line = (f"n={n}{where} {args.embedder} pair {pair + 1}: bulk {n / b['seconds']:,.0f}/s overall, import "
+                    f"{n / store_s:,.0f}/s ({store_s:.1f} s, CPU {b['cpu'] - b['finishing_cpu']:.1f} s) + finishing "
+                    f"{b['finishing']:.1f} s (CPU {b['finishing_cpu']:.1f} s)")
             if False in runs:
                 e = runs[False]
                 ratio = e["seconds"] / b["seconds"]
