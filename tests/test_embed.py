@@ -50,3 +50,14 @@ def test_minilm_gives_a_text_the_same_vector_alone_or_in_bulk():
     alone = np.stack([e.embed([t])[0] for t in texts[:: minilm.BATCH // 2]])
     assert len(e._sessions) == 2  # both sessions were used
     assert np.allclose(bulk[:: minilm.BATCH // 2], alone, atol=1e-5)
+
+
+@pytest.mark.slow  # loads the ONNX model
+def test_minilm_batch_size_and_threads_do_not_move_vectors():
+    """bench/embed_speed.py compares batch sizes and thread counts: they change speed, never a vector."""
+    from mem.embed.minilm import MiniLM
+
+    texts = [f"note {i}: the {'billing ' * (i % 7)}service retries {i} times" for i in range(40)]
+    default = MiniLM().embed(texts)
+    for other in (MiniLM(batch=5, threads=1), MiniLM(batch=64)):
+        assert np.min(np.sum(other.embed(texts) * default, axis=1)) > 0.9999

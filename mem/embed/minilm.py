@@ -43,9 +43,11 @@ class MiniLM:
     id = "minilm:all-MiniLM-L6-v2-int8"
     dim = 384
 
-    def __init__(self) -> None:
+    def __init__(self, *, batch: int = BATCH, threads: int = 0) -> None:
         self._sessions: dict[bool, Any] = {}  # bulk? -> onnxruntime session
         self.spin = True  # query threads spin between operators; off when a database server shares the CPU
+        self.batch = batch  # texts per onnxruntime call (bench/embed_speed.py compares sizes)
+        self.threads = threads  # onnxruntime intra-op threads; 0: one per core
         self._tokenizer: Any = None
 
     def _session(self, bulk: bool) -> Any:
@@ -60,7 +62,7 @@ class MiniLM:
             model, _ = model_paths()
             options = ort.SessionOptions()
             options.log_severity_level = 3  # onnxruntime warnings would otherwise reach stderr on every run
-            options.intra_op_num_threads = 0
+            options.intra_op_num_threads = self.threads
             if bulk or not self.spin:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._sessions[bulk] = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
@@ -99,13 +101,13 @@ class MiniLM:
 
         if self._tokenizer is None:
             self._load_tokenizer()
-        session = self._session(bulk=len(texts) > BATCH)
+        session = self._session(bulk=len(texts) > self.batch)
         encodings = self._tokenizer.encode_batch(list(texts))
         # Sort by length so each batch pads to similar lengths (2-3x faster on mixed input).
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         results: list[Any] = [None] * len(texts)
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
+        for start in range(0, len(order), self.batch):
+            chunk = order[start : start + self.batch]
             width = max(len(encodings[i].ids) for i in chunk)
             ids = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.int64)
