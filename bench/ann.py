@@ -114,8 +114,9 @@ class Usearch:
     name = "usearch i8"
 
     def __init__(self, dim: int, dtype: str = "i8") -> None:
-        from usearch.index import Index
+        from mem.store.ann import usearch_index
 
+        Index = usearch_index()  # after onnxruntime, never before (a segfault otherwise)
         self.name = f"usearch {dtype}"
         self.index = Index(ndim=dim, metric="cos", dtype=dtype, connectivity=M, expansion_add=EF_BUILD)
 

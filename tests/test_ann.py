@@ -13,7 +13,8 @@ from mem.store import Store
 from mem.store import ann
 from mem.store import vectors as V
 
-pytest.importorskip("usearch")
+if not ann.available():  # never import usearch directly: see ann.usearch_index
+    pytest.skip("usearch is not installed", allow_module_level=True)
 
 N, DIM = 1200, 32
 
@@ -335,3 +336,17 @@ def test_a_graph_over_the_projection_keeps_its_own_basis(tmp_path: Path, monkeyp
     assert [[r for r, _ in hits] for hits in again] == [[r for r, _ in hits] for hits in first]
     truth = [set((np.argsort(-(matrix @ q))[:10] + 1).tolist()) for q in queries]
     assert sum(len({r for r, _ in hits} & t) for hits, t in zip(again, truth)) / (10 * len(queries)) >= 0.9
+
+
+def test_the_default_embedder_runs_in_a_process_that_loaded_the_graph_library_first():
+    # onnxruntime 1.32 segfaults on import in a process already holding usearch 2.26; a warm
+    # helper or MCP server that searched a large store before its first embedding would die.
+    # A real process: a crash here must fail this test, not take the test runner down.
+    import subprocess
+    import sys
+
+    code = ("from mem.store import ann\nassert ann.available()\nann.usearch_index()\n"
+            "from mem.embed.minilm import MiniLM\nprint(MiniLM().embed(['the graph library came first']).shape)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "(1, 384)"

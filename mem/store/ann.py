@@ -55,10 +55,23 @@ SAVE_AFTER = 0.05  # write the graph back once this share of it was added since 
 FORMAT = 2
 
 
+def usearch_index() -> Any:
+    """usearch's ``Index`` class, imported only after onnxruntime. The other way round, onnxruntime
+    1.32 dies of a segmentation fault on import (or on its first session) in a process that already
+    holds usearch 2.26; this order is safe, and a process that never embeds pays one import."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:  # a store of hash vectors needs no model
+        pass
+    from usearch.index import Index
+
+    return Index
+
+
 def available() -> bool:
     if not _AVAILABLE:
         try:
-            import usearch.index  # noqa: F401
+            usearch_index()
         except ImportError:
             _AVAILABLE.append(False)
         else:
@@ -103,7 +116,7 @@ class Graph:
 
     def __init__(self, dim: int, basis: "np.ndarray | None" = None, index: Any = None) -> None:
         import numpy as np
-        from usearch.index import Index
+        Index = usearch_index()
 
         self.dim = dim
         self.basis = basis
@@ -260,7 +273,7 @@ def load(store: "Store", dim: int) -> Graph | None:
                 or state.get("size") != len(rowids) or len(prints) != len(rowids)
                 or index_path.stat().st_size != state.get("bytes") or _crc(index_path) != state.get("crc")):
             return None
-        from usearch.index import Index
+        Index = usearch_index()
 
         index = Index.restore(str(index_path))
         if index is None or len(index) != len(rowids) or index.ndim != (dim if basis is None else basis.shape[1]) \
