@@ -43,7 +43,7 @@ COARSE_ENERGY = 0.9  # projections keeping less of the vectors' energy (e.g. has
 # 90 % of the energy is off by less than that for nearly every pair (and the pool is rescored exactly).
 COARSE_MARGIN = 0.1
 BLOCK = 64  # queries per matrix product in nearest_many: 64 x 100k floats = 25 MB at a time
-GRAPH_INLINE_ROWS = 50_000  # a graph of fewer rows is built before the search that needs it, larger ones in a thread
+GRAPH_INLINE_ROWS = 20_000  # a graph of fewer rows is built before the search that needs it (seconds), larger ones in a thread
 
 
 class VectorIndex:
