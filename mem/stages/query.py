@@ -45,8 +45,15 @@ class Plan:
 
     @property
     def vector(self) -> "np.ndarray":
+        """The query's embedding; with an embedder that has token states, the same model pass keeps
+        the query's token states too (``memo["query_states"]``, for MaxSim)."""
         if self._vector is None:
-            self._vector = self._ctx.embedder.embed([self.query.text])[0]
+            with_states = getattr(self._ctx.embedder, "embed_with_states", None)
+            if with_states is None:
+                self._vector = self._ctx.embedder.embed([self.query.text])[0]
+            else:
+                vectors, states = with_states([self.query.text])
+                self._vector, self.memo["query_states"] = vectors[0], states[0]
         return self._vector
 
 

@@ -64,7 +64,11 @@ def _token_rows(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, dic
         return None
     dims = tokens.TOKEN_DIMS
     if "tokens:query" not in plan.memo:
-        plan.memo["tokens:query"] = tokens.projected(embedder.token_states([plan.query.text])[0], dims)
+        plan.vector  # noqa: B018  (one model pass gives the query's vector and its token states)
+        states = plan.memo.get("query_states")
+        if states is None:
+            states = embedder.token_states([plan.query.text])[0]
+        plan.memo["tokens:query"] = tokens.projected(states, dims)
     rows = {r: tokens.expand(blob, dims) for r, blob in stored.get(ctx.store, rowids, tokens.token_form()).items()}
     unstored = [r for r in rowids if r not in rows]
     if unstored:

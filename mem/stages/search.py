@@ -90,10 +90,9 @@ PRIOR_TERMS = ("activation", "spread", "confidence", "surprise")
 PARTS = (*CHANNELS, *POST_STEPS, *PRIOR_TERMS)  # what ``Query.channels`` names
 # Parts measured but off by default (bench/README.md, LoCoMo dev folds and both coding sets): the
 # held-back folds did not gain from spread (no change at all), PPR instead of or beside the entity
-# channel (cv R@10 +.0001 / -.0009) or Fisher-Rao (R@10 -.016, every fold loses). MaxSim gains (cv
-# R@5 +.022) but costs a MiniLM pass over ~45 candidates per query whose token states are not yet
-# in the process: ask for it with ``+maxsim``.
-OFF_BY_DEFAULT: frozenset[str] = frozenset({"spread", "ppr", "fisher", "maxsim"})
+# channel (cv R@10 +.0001 / -.0009) or Fisher-Rao (cv R@10 -.003, 3 of 5 folds lose). MaxSim is on:
+# every fold gains (cv R@10 +.008, R@5 +.022), and it reads stored token states (mem.store.token_states).
+OFF_BY_DEFAULT: frozenset[str] = frozenset({"spread", "ppr", "fisher"})
 
 
 def default_parts() -> list[str]:
