@@ -242,3 +242,19 @@ def test_optional_parts_run_on_both_backends(backend: str) -> None:
     assert top["text"].startswith("Alice Nguyen") and top["why"]["priors"]["spread"] > 0 and "ppr" in top["why"]
     seed = cli("search", "Alice Nguyen payments", "--json", "--fusion", "seed")
     assert seed.code == 0 and seed.records[0]["text"].startswith("Alice Nguyen"), seed
+
+
+# ----------------------------------------------------------------------------- causal answers
+def test_a_why_or_fix_question_ranks_the_linked_explanation_or_fix_above_the_report() -> None:
+    report, cause, fix = add(
+        {"text": "The ingest service crashed in production with out-of-memory kills"},
+        {"text": "The ingest crash was caused by an unbounded channel buffering pings"},
+        {"text": "Fixed the ingest crash by bounding the channel to 10k pings"},
+    )
+    links = run_mem("graph", "neighbors", report, "--layer", "causal")
+    assert links.code == 0 and {r["id"] for r in links.records} >= {cause, fix}, links.stdout  # intake linked both
+    why = search("why did the ingest service crash in production?")
+    plain = search("why did the ingest service crash in production?", "--channel=-causal")
+    assert plain[0]["id"] == report  # the report matches the question best...
+    assert why[0]["id"] in (cause, fix) and why.index(next(h for h in why if h["id"] == report)) > 0
+    assert [h["id"] for h in search("which service crashed in production?")][0] == report  # not asked why

@@ -72,7 +72,7 @@ SPEAKER_PENALTIES: dict[str, float] = {"open-domain": 0.5}
 SELF_PENALTY = 0.25
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
-POST_STEPS = ("speaker", "scene")
+POST_STEPS = ("speaker", "scene", "causal")
 FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
@@ -316,6 +316,14 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         fused = _speaker(ctx, plan, fused)
     if not query.include_superseded:  # a correction answers what the memory it superseded answered
         fused = inherit(fused, successors(ctx.store, list(fused)))
+    if "causal" in names and fused:
+        from mem.score.causal import CAUSAL_TOP, answers_first, asked_links
+        from mem.store.graph import causal_sources
+
+        asked = asked_links(plan.query.text)
+        if asked:
+            best = sorted(fused, key=lambda r: (-fused[r], r))[:CAUSAL_TOP]
+            fused = answers_first(fused, causal_sources(ctx.store, best, asked))
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
                    include_superseded=query.include_superseded, since=query.since, until=query.until)

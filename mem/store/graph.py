@@ -666,3 +666,15 @@ def tag_fans(store: "Store", words: Sequence[str], scope: str | None) -> dict[st
         f"SELECT lower(j.value), COUNT(DISTINCT m.rowid) FROM memories m, json_each(m.tags) j WHERE {where} "
         "GROUP BY lower(j.value)", params)
     return {str(t): int(c) for t, c in rows}
+
+
+def causal_sources(store: "Store", rowids: Sequence[int], types: Sequence[str]) -> list[tuple[int, int]]:
+    """``(explanation or fix rowid, problem rowid)`` for the links of ``types`` (``caused``, ``resolved``)
+    into ``rowids`` (``mem.stages.link.link_causal`` writes them explanation or fix -> problem report)."""
+    out: list[tuple[int, int]] = []
+    for chunk in _chunks(list(rowids), 400):
+        out += [(int(s), int(d)) for s, d in store.conn.execute(
+            "SELECT ms.rowid, md.rowid FROM memories md JOIN edges e ON e.dst = md.id JOIN memories ms ON ms.id = e.src "
+            f"WHERE md.rowid IN ({_marks(len(chunk))}) AND e.type IN ({_marks(len(types))}) ORDER BY ms.rowid, md.rowid",
+            [*chunk, *types])]
+    return out
