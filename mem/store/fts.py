@@ -19,7 +19,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mem.store import Store
 
-WEIGHTS = "1.0, 0.5"  # text, tags: a word in the text counts twice a word in the tags
+# a word in the text counts twice a word in the tags; the one place the column weights live (the warm
+# BM25 of mem.store.terms and PostgreSQL's postings in mem.store.tokens read them from here)
+COLUMN_WEIGHTS = {"text": 1.0, "tags": 0.5}
+WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS.values())  # as bm25() takes them: text, tags
 OVERFETCH = 4  # rows read per wanted row when other scopes share the index
 
 _UNJOINED = (

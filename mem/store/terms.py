@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from mem.store import fts
+
 if TYPE_CHECKING:
     from mem.store import Store
 
@@ -35,7 +37,7 @@ WARM_AFTER = 3  # like the vector matrix: one-shot commands never pay for loadin
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 IDF_FLOOR = 1e-6  # FTS5 clamps idf <= 0 (terms in half the rows or more) to this
 COLUMNS = ("text", "tags")
-COLUMN_WEIGHTS = (1.0, 0.5)  # must match mem.store.fts.WEIGHTS (a test holds them together)
+COLUMN_WEIGHTS = tuple(fts.COLUMN_WEIGHTS[c] for c in COLUMNS)
 MAX_TOKENS_CACHED = 20_000  # distinct tokens whose postings are kept; beyond it the cache starts over
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-WEIGHTS = {"text": 1.0, "tags": 0.5}  # must match mem.store.fts.WEIGHTS (a test holds them together)
+from mem.store import fts
+
+WEIGHTS = fts.COLUMN_WEIGHTS
 _LOCK = threading.Lock()
 _CONN: list[Any] = []  # the scratch connection, made on first use
 _STEMS: dict[str, tuple[str, ...]] = {}  # query term -> its tokens
