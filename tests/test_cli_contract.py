@@ -73,6 +73,9 @@ def test_link_type_add_kind_and_query_lines_share_the_lists(mem) -> None:
     assert bad_kind.code == 4 and bad_kind.error["line"] == 2 and bad_kind.error["field"] == "kind"
     bad_query = mem("search", "-", input=jsonl({"query": "cache"}, {"query": "cache", "kinds": ["nosuch"]}))
     assert bad_query.code == 4 and "line 2" in bad_query.error["message"] and bad_query.stdout == ""
+    # channels are all signed (changes to the defaults) or none: a mixed list names the signed one
+    mixed = mem("search", "cache", "--channel", "+maxsim", "--channel", "entity")
+    assert mixed.code == 4 and "+maxsim" in mixed.error["message"] and mixed.stdout == ""
 
 
 def test_mcp_checks_the_same_lists_and_refuses_unknown_arguments(mem) -> None:

@@ -100,7 +100,7 @@ def default_parts() -> list[str]:
     return [n for n in PARTS if n not in OFF_BY_DEFAULT]
 
 
-def parts_for(channels: list[str] | None) -> list[str]:
+def parts_for(channels: list[str] | None, where: str = "") -> list[str]:
     """The parts a search uses: the defaults (None), exactly ``channels``, or, when every name starts
     with ``+`` or ``-``, the defaults with those added or left out (``["+maxsim", "-entity"]``).
 
@@ -109,11 +109,13 @@ def parts_for(channels: list[str] | None) -> list[str]:
     """
     if channels is None:
         return default_parts()
-    relative = bool(channels) and all(n[:1] in "+-" and len(n) > 1 for n in channels)
-    bare = [n[1:] if relative else n for n in channels]
     from mem import vocab
 
-    vocab.check_all("channel", bare)
+    if isinstance(channels, (str, bytes)) or not isinstance(channels, list):
+        vocab.check_all("channel", channels, where=where)  # says "must be a list"
+    relative = bool(channels) and all(isinstance(n, str) and n[:1] in "+-" and len(n) > 1 for n in channels)
+    bare = [n[1:] if relative else n for n in channels]
+    vocab.check_all("channel", bare, where=where)
     if not relative:
         return bare
     names = default_parts()
@@ -273,9 +275,7 @@ def check_query(query: Query, where: str = "") -> Query:
     from mem import vocab
 
     vocab.check_all("kind", query.kinds, where=where)
-    if query.channels is not None:
-        vocab.check_all("channel", [n[1:] if n[:1] in "+-" and len(n) > 1 else n for n in query.channels],
-                        where=where)  # "+maxsim" / "-entity" change the defaults (parts_for)
+    parts_for(query.channels, where=where)  # the same check the search makes: all signed or none
     if query.fusion is not None:
         vocab.check("fusion", query.fusion, where=where)
     return query
