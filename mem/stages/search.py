@@ -212,11 +212,12 @@ def _rank(ctx: "Context", fused: dict[int, float], filters: dict[str, Any], cont
         relevance = fused[rowid]
         if not seed and len(best) >= k and relevance < best[0]:
             break
-        components = priors_of(row, context.now, context, rowid)
         if seed:
-            final = _seed_final(relevance, row, context)
-            components = {"confidence": row.confidence, "seed_activation": round(_seed_activation(row, context), 4)}
+            activation = _seed_activation(row, context)
+            final = seed_score(relevance, activation, row.confidence)
+            components = {"confidence": row.confidence, "seed_activation": round(activation, 4)}
         else:
+            components = priors_of(row, context.now, context, rowid)
             final = apply_prior(relevance, prior(components))
         scored.append((final, rowid, components))
         if len(best) < k:
@@ -233,10 +234,6 @@ def _seed_activation(row: PriorRow, context: PriorContext) -> float:
 
     layer = (context.layers or LAYERS).get(row.layer) or LAYERS[3]
     return base_level(row.access_count, _age_days(row.created_at, context.now), layer.actr_decay, layer.floor)
-
-
-def _seed_final(relevance: float, row: PriorRow, context: PriorContext) -> float:
-    return seed_score(relevance, _seed_activation(row, context), row.confidence)
 
 
 def _entity_spread(ctx: "Context", context: PriorContext, rowids: list[int]) -> None:
