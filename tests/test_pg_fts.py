@@ -1,5 +1,5 @@
 """Full-text search on PostgreSQL (mem/store/pg_fts.py): FTS5's tokens and scores, in SQL and warm
-in RAM, following other writers; the tokenizer shared with SQLite (mem/store/tokens.py)."""
+in RAM, following other writers; the tokenizer shared with SQLite (mem/store/fts_tokenizer.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from mem.store import tokens
+from mem.store import fts_tokenizer
 
 WORDS = ["cache", "caching", "cached", "deploy", "deploying", "billing", "the", "a", "owner", "owners", "queue",
          "max_connections", "v1.2", "caroline's", "Café", "redis", "timeout", "e-mail", "on-call", "x"]
@@ -41,8 +41,8 @@ def _warm(store: Any) -> Any:
 def test_weights_are_the_stores() -> None:
     from mem.store import fts, terms
 
-    assert fts.WEIGHTS == ", ".join(str(tokens.WEIGHTS[c]) for c in ("text", "tags"))
-    assert terms.COLUMN_WEIGHTS == (tokens.WEIGHTS["text"], tokens.WEIGHTS["tags"])
+    assert fts.WEIGHTS == ", ".join(str(fts_tokenizer.WEIGHTS[c]) for c in ("text", "tags"))
+    assert terms.COLUMN_WEIGHTS == (fts_tokenizer.WEIGHTS["text"], fts_tokenizer.WEIGHTS["tags"])
 
 
 @settings(max_examples=60, deadline=None)
@@ -59,9 +59,9 @@ def test_postings_are_fts5s_tokens(texts: list[str]) -> None:
     expected: dict[tuple[str, int], float] = {}
     sizes = {rowid: 0 for rowid, _, _ in rows}
     for term, doc, col in conn.execute("SELECT term, doc, col FROM v"):
-        expected[(term, doc)] = expected.get((term, doc), 0.0) + tokens.WEIGHTS[col]
+        expected[(term, doc)] = expected.get((term, doc), 0.0) + fts_tokenizer.WEIGHTS[col]
         sizes[doc] += 1
-    found, lengths = tokens.postings(rows)
+    found, lengths = fts_tokenizer.postings(rows)
     assert {(t, r): tf for t, r, tf in found} == expected
     assert lengths == sizes
 
@@ -70,7 +70,7 @@ def test_postings_are_fts5s_tokens(texts: list[str]) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.lists(st.sampled_from(WORDS), min_size=0, max_size=12),
                           st.lists(st.sampled_from(WORDS[:6]), max_size=2)), min_size=1, max_size=25),
-       st.lists(st.sampled_from([w for w in WORDS if len(tokens.query_stems([w])[w]) == 1]), min_size=1, max_size=2,
+       st.lists(st.sampled_from([w for w in WORDS if len(fts_tokenizer.query_stems([w])[w]) == 1]), min_size=1, max_size=2,
                 unique=True))
 def test_bm25_is_fts5s_in_sql_and_warm(pg_url: str, tmp_path_factory: pytest.TempPathFactory,
                                        docs: list[tuple[list[str], list[str]]], query: list[str]) -> None:

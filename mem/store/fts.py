@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from mem.store import Store
 
 # a word in the text counts twice a word in the tags; the one place the column weights live (the warm
-# BM25 of mem.store.terms and PostgreSQL's postings in mem.store.tokens read them from here)
+# BM25 of mem.store.terms and PostgreSQL's postings in mem.store.fts_tokenizer read them from here)
 COLUMN_WEIGHTS = {"text": 1.0, "tags": 0.5}
 WEIGHTS = ", ".join(str(w) for w in COLUMN_WEIGHTS.values())  # as bm25() takes them: text, tags
 OVERFETCH = 4  # rows read per wanted row when other scopes share the index
@@ -113,10 +113,10 @@ def common_terms(store: "Store", terms: list[str]) -> set[str]:
 
 def index_terms(store: "Store", terms: list[str]) -> dict[str, tuple[str, ...]]:
     """How the FTS tokenizer (porter stemming) indexes each term, e.g. ``"deploying" -> ("deploi",)``
-    (``mem.store.tokens``: SQLite's own tokenizer in a private in-memory table, once per term and process)."""
-    from mem.store import tokens
+    (``mem.store.fts_tokenizer``: SQLite's own tokenizer in a private in-memory table, once per term and process)."""
+    from mem.store import fts_tokenizer
 
-    return tokens.query_stems(terms)
+    return fts_tokenizer.query_stems(terms)
 
 
 def matching_rowids(store: "Store", match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:

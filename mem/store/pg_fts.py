@@ -3,7 +3,7 @@
 SQLite's FTS5 index has no PostgreSQL twin, and ``to_tsvector`` tokenizes differently (the
 ``english`` configuration drops stop words and stems with snowball; FTS5 keeps every token and
 stems with porter after splitting on every non-alphanumeric character). So the PostgreSQL schema
-holds what FTS5 holds, filled from FTS5's own tokenizer (``mem.store.tokens``):
+holds what FTS5 holds, filled from FTS5's own tokenizer (``mem.store.fts_tokenizer``):
 
 - ``fts_postings (term, rowid, tf)``: each token's weighted count per memory (text 1, tags 0.5);
 - ``fts_docs (rowid, len)``: each memory's token count; ``fts_terms (term, df)``: document
@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from mem.store import terms as shared
-from mem.store import tokens
+from mem.store import fts_tokenizer
 
 if TYPE_CHECKING:
     from mem.store.postgres import PgStore
@@ -125,7 +125,7 @@ def index_pending(store: "PgStore") -> None:
 def _reindex(store: "PgStore", claimed: list[tuple[int, str | None, str | None]]) -> None:
     rowids = [int(r[0]) for r in claimed]
     present = [(int(rowid), text, tags) for rowid, text, tags in claimed if text is not None]
-    found, lengths = tokens.postings(present)
+    found, lengths = fts_tokenizer.postings(present)
     store.conn.run("SELECT mem_fts_apply(%s::bigint[], %s::text[], %s::bigint[], %s::float8[], %s::bigint[], "
                    "%s::float8[], %s)",
                    (rowids, [t for t, _, _ in found], [r for _, r, _ in found], [f for _, _, f in found],
@@ -163,7 +163,7 @@ def bm25(store: "PgStore", stems: list[str], k: int, scope: str | None) -> list[
 
 def query_stems(terms: list[str]) -> list[str]:
     """The tokens of the query ``terms``, in order (what both scorers count)."""
-    stems = tokens.query_stems(terms)
+    stems = fts_tokenizer.query_stems(terms)
     return [s for term in terms for s in stems[term]]
 
 
