@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Three datasets, different projects and teams (``--set a|b|c|both|all``, default ``a``; ``both`` is a
+Four datasets, different projects and teams (``--set a|b|c|d|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -17,7 +17,14 @@ and b; ``--data``/``--queries`` name any other pair):
   ``bench/coding_memory_c.jsonl``, a small held-out set of corrections (17 of 52 memories), written
   and committed before the intake work it measures and never tuned on: settings that change with no
   change word ("the pool ended up at 40 connections", "Back-office sessions: 15 minutes idle
-  timeout"), how-to corrections that do not name the old way, handovers, "instead of", renames.
+  timeout"), how-to corrections that do not name the old way, handovers, "instead of", renames;
+* ``d``: Marrowgate, podcast hosting and transcription (Elixir/Phoenix, Oban, Whisper workers, CloudFront):
+  ``bench/coding_memory_d.jsonl``, 79 memories over ten weeks, 58 queries, 22 superseded facts, held out
+  like ``c`` (written and committed before the correction work it measures): every correction class
+  (raised/shortened/changed from A to B, handovers and a hand-back, settings with units, switched /
+  migrated / replaced / renamed / dropped / gone, corrections with no change word) and near misses that
+  must not supersede (another queue's concurrency, another load balancer's timeout, staging's pool,
+  another command of the same program, "Leila also reviews ...").
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -60,8 +67,9 @@ DEFAULT_DATA = ROOT / "bench" / "coding_memory.jsonl"
 DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
 SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "b": (ROOT / "bench" / "coding_memory_b.jsonl", ROOT / "bench" / "coding_memory_b_queries.jsonl"),
-        "c": (ROOT / "bench" / "coding_memory_c.jsonl", ROOT / "bench" / "coding_memory_c_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c")}
+        "c": (ROOT / "bench" / "coding_memory_c.jsonl", ROOT / "bench" / "coding_memory_c_queries.jsonl"),
+        "d": (ROOT / "bench" / "coding_memory_d.jsonl", ROOT / "bench" / "coding_memory_d_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -369,8 +377,8 @@ def print_table(report: dict[str, Any], show_misses: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
-                        help="which dataset: a (Brightbill), b (Harborline), c (Tidewell, held out: never tuned on), "
-                             "both (a and b) or all (ignored with --data)")
+                        help="which dataset: a (Brightbill), b (Harborline), c (Tidewell) and d (Marrowgate), held out: never "
+                             "tuned on, both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")
