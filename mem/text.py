@@ -23,6 +23,19 @@ STOPWORDS = frozenset(
 )
 
 
+def stem(word: str, shortest: int = 3) -> str:
+    """Crude suffix folding, enough for "caching"/"cache"/"cached" to share a feature; the stem keeps at
+    least ``shortest`` characters.
+
+    >>> stem("timeouts"), stem("raised"), stem("uses"), stem("uses", 4)
+    ('timeout', 'rais', 'use', 'uses')
+    """
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) - len(suffix) >= shortest and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
 def clean(text: str) -> str:
     """Canonical stored form: NFC, NUL removed, runs of blanks inside lines kept, ends stripped.
 

@@ -11,18 +11,10 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from mem.text import STOPWORDS, tokens
+from mem.text import STOPWORDS, stem, tokens
 
 if TYPE_CHECKING:
     import numpy as np
-
-
-def _stem(word: str) -> str:
-    # Crude suffix folding, enough for "caching"/"cache"/"cached" to share a feature.
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
 
 
 class HashEmbedder:
@@ -30,7 +22,7 @@ class HashEmbedder:
     dim = 512
 
     def _features(self, text: str) -> list[tuple[str, float]]:
-        words = [_stem(w) for w in tokens(text) if w not in STOPWORDS]
+        words = [stem(w, 4) for w in tokens(text) if w not in STOPWORDS]  # the features stored vectors hold
         feats: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
         feats += [("b:" + a + " " + b, 0.5) for a, b in zip(words, words[1:])]
         for w in words:

@@ -35,41 +35,54 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from mem.enrich.lexicon import CHANGE_MARKERS, CHANGE_VERBS
+from mem.text import stem as _stem
+
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 _NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([a-z%]+(?:/[a-z]+)?)?")
-# Verbs of change, as stems (any inflection): what turns "from A to B" into a correction.
-_CHANGE = ("switch", "mov", "migrat", "chang", "rais", "lower", "shorten", "lengthen", "extend", "bump",
-           "increas", "decreas", "reduc", "upgrad", "downgrad", "renam", "replac", "swap", "hand", "transfer",
-           "reassign", "revert", "convert", "cut")
 _INFLECT = r"(?:e|es|ed|d|ing|s|ped|ping|ted|ting)?"
-_CHANGE_RE = r"(?:(?:" + "|".join(_CHANGE) + r")" + _INFLECT + r"|took|taken|went)"
-# Verbs of removal: their object is the old value ("from" after them names a place, not a value).
-_REMOVE_RE = r"(?:(?:drop|remov|retir|deprecat|decommission|delet|ditch|kill|revert|undo|sunset)" + _INFLECT + \
-    r"|undid|rolled back)"
+
+
+def _inflections(verb: str) -> set[str]:
+    root = verb[:-1] if verb.endswith("e") else verb
+    return {verb, verb + "s", verb + "es", verb + "d", root + "ed", root + "ing", verb + verb[-1] + "ed", verb + verb[-1] + "ing"}
+
+
+def _verbs(*roles: str) -> str:
+    """The verbs of change (``lexicon.CHANGE_VERBS``) playing ``roles``, any inflection, as one regex."""
+    forms = []
+    for verb, role in CHANGE_VERBS.items():
+        if role in roles:
+            first, *rest = verb.split()
+            root = first[:-1] if first.endswith("e") else first
+            forms.append(" ".join([root + _INFLECT, *rest]))
+    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
+
+
+_MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs("change", "replace", "transfer", "undo"), _verbs("replace"),
+                                                   _verbs("transfer"), _verbs("remove", "undo"))
 _SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]+(?: [\w./*@#+%'`"=-]+){{0,4}}?)"""  # 1-5 words, lazily
 _STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|so|and|but|when|while|which|who|than)\b)"
 _END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|so|but|when|while|which|who)\b)"
 _IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
-# (pattern, which groups hold old/new) -- each is one shape of change, not one phrasing
+_CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
+# (pattern, which groups hold old/new) -- each is one shape of change around a verb of the table
 _SHAPES = [
-    # switched / moved / raised / took over ... from A (to B)
-    re.compile(rf"\b{_CHANGE_RE}\b[^,;:.()\n]{{0,60}}?\bfrom\s+{_SPAN.format('old')}"
+    # switched / moved / raised / took over ... from|off A (to|onto B)
+    re.compile(rf"\b{_MOVE_RE}\b[^,;:.()\n]{{0,60}}?\b(?:from|off)\s+{_SPAN.format('old')}"
                rf"(?:\s+(?:to|into|onto|over to)\s+{_SPAN.format('new')})?{_STOP}"),
     # replaced / renamed / swapped A with|by|to|for B
-    re.compile(rf"\b(?:replac|renam|swapp?|exchang)[a-z]*\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+"
-               rf"{_SPAN.format('new')}{_STOP}"),
+    re.compile(rf"\b{_REPLACE_RE}\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')}{_STOP}"),
     # A was replaced by B / A was renamed to B / A was dropped / A is gone / with A gone
-    re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+){_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|"
-               r"is being)\s+(?:now\s+)?(?:replaced|renamed|swapped|dropped|removed|retired|deprecated|decommissioned|"
-               r"deleted|gone|sunset|killed|switched off|shut down|turned off|reverted)|gone)"
-               rf"(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
+    re.compile(rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
+               rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
     # dropping / removed / retired / reverted A
     re.compile(rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
-    # X handed (over) Y (over) to Z: the giver is the old value, the receiver the new
-    re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+hand(?:ed|s)?\s+(?:over\s+)?[^,;:.\n]{{0,60}}?\bto\s+"
+    # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
+    re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?[^,;:.\n]{{0,60}}?\bto\s+"
                rf"{_SPAN.format('new')}{_STOP}"),
     # instead of A / rather than A / , not A / no longer A (after "no longer" a lone word ending the
     # clause is a predicate, "no longer needed", not a value)
@@ -80,10 +93,9 @@ _SHAPES = [
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
     re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]
-# Words that mark an update without naming what it replaces ("the limit is now 1200").
-_MARKERS = re.compile(r"\b(?:now|no longer|anymore|any more|instead|actually|correction|nowadays|these days|"
-                      r"from now on|took over|handed over|switched|migrated|moved|replaced|renamed|dropped|"
-                      r"is gone|are gone|raised|lowered|bumped|increased|decreased|shortened|extended|reduced)\b")
+# An update without a named old value: a verb of change (not "settled at") or a marker word.
+_MARKERS = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove', 'undo')}|"
+                      rf"{'|'.join(sorted(CHANGE_MARKERS, key=len, reverse=True))})\b")
 _ARTICLES = frozenset({"the", "a", "an", "our", "my", "their", "its", "his", "her", "this", "that", "these", "those",
                        "some", "all", "old", "previous", "former", "legacy", "existing", "current"})
 _FUNCTION = frozenset("""a an the and or but of to in on at for from by with as is are was were be been being it its
@@ -97,13 +109,6 @@ correction use used uses using run runs running ran get got set""".split())
 # Heads that name a change rather than a value ("the pnpm switch", "the LaunchDarkly decision").
 _GENERIC = frozenset({"switch", "decision", "move", "change", "migration", "plan", "setup", "approach", "idea",
                       "trick", "support"})
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
 
 
 def words(text: str) -> list[str]:
@@ -288,10 +293,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     return Reading(tuple(old), tuple(new), frozenset(slot), bool(old), kind, settings, bare)
 
 
-_CHANGE_WORDS = frozenset("""switched moved migrated changed raised lowered shortened extended bumped increased
-decreased reduced upgraded downgraded renamed replaced swapped handed took over transferred reassigned reverted
-dropped removed retired deprecated decommissioned deleted gone settled ended landed""".split())
-_CHANGE_STEMS = frozenset(_stem(w) for w in _CHANGE_WORDS)
+# Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
+_CHANGE_STEMS = frozenset(_stem(form) for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
 # Evidence a correction needs against one older memory: shared slot words, plus the content words of
 # the old value it states, plus one when the older memory is a semantic neighbour.
 EVIDENCE = 3

@@ -268,3 +268,37 @@ auth: auth
 production: prod
 development: dev
 """)
+
+
+# Verbs of change for ``mem.enrich.corrections``, by the part their objects play (any inflection;
+# several words: the first inflects, "rolled back"):
+# change: "from A (to B)" names the old value; replace: "V A with B"; transfer: "X V Y to Z", the
+# subject gives; remove: the object is the old value ("dropped A"; "A was dropped"); undo: both;
+# settle: a value reached, no change named ("settled at 90 seconds"): never a slot word, no marker.
+CHANGE_VERBS = table("""
+change: switch, move, migrate, change, raise, lower, shorten, lengthen, extend, bump, increase, decrease,
+  reduce, upgrade, downgrade, convert, cut, took, taken, went
+replace: replace, rename, swap, exchange
+transfer: hand, pass, transfer, reassign
+remove: drop, remove, retire, deprecate, decommission, delete, ditch, kill, sunset, gone, switch off, shut down,
+  turn off
+undo: revert, undo, undid, rolled back
+settle: settle, end, land
+""")
+
+# Words that mark an update without a verb of change ("the limit is now 1200", "Postmark, instead").
+CHANGE_MARKERS = words("""
+now, no longer, anymore, any more, instead, actually, correction, nowadays, these days, from now on
+""")
+
+# Words that name what kind of quantity a setting is, not which one: "the pool size" is "the pool".
+QUANTITY_HEADS = words("size maximum max minimum min value setting number count default total amount")
+
+# Irregular past forms that name the same slot as their verb ("a slot is held" / "slot holds").
+IRREGULAR_PAST = table("""
+hold: held
+keep: kept
+send: sent
+build: built
+pay: paid
+""")
