@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mem.score.classify_query import QUERY_TYPES, QUERY_WEIGHTS, classify, weights_for
+from mem.score.classify_query import QUERY_TYPES, classify
 from tests.conftest import jsonl, run_mem
 
 
@@ -65,6 +65,18 @@ def test_in_may_2023_ranks_memories_in_that_window_first():
     assert hits[0]["why"]["query_type"] == "temporal"
     outside = [h for h in hits if h["id"] not in in_window]
     assert outside and all("temporal" not in h["why"] for h in outside)
+
+
+def test_a_window_holds_what_was_said_in_it_as_well_as_what_happened_in_it():
+    # Told on 2 June about the week before: its event_at is in May, but "what did we migrate in
+    # June?" means what was said in June too.
+    said_in_june, = add({"text": "Last week we migrated the billing worker to the new queue",
+                         "created_at": "2023-06-02T10:00:00Z"})
+    add({"text": "Which worker did we migrate to the new queue? The search worker", "created_at": "2023-08-04T10:00:00Z"},
+        {"text": "We migrated the mail worker to the new queue", "created_at": "2023-03-03T10:00:00Z"})
+    hits = search("which worker did we migrate in June 2023?", "--now", "2024-01-10T00:00:00Z")
+    assert hits[0]["id"] == said_in_june and hits[0]["why"]["temporal"]["window"] == "June 2023"
+    assert all("temporal" not in h["why"] for h in hits[1:])
 
 
 def test_last_week_uses_event_time_relative_to_now():
@@ -145,16 +157,11 @@ def test_query_classifier(query, kwargs, expected):
     assert classify(query, **kwargs) == expected
 
 
-def test_every_query_type_has_weights_for_every_channel():
-    from mem.stages.search import CHANNELS, WEIGHTS
+def test_every_channel_has_a_weight_and_a_named_window_weighs_more():
+    from mem.stages.search import CHANNELS, WEIGHTS, WINDOW_WEIGHT
 
-    for query_type in QUERY_TYPES:
-        weights = weights_for(query_type, WEIGHTS)
-        assert set(CHANNELS) <= set(weights) and all(w >= 0 for w in weights.values())
-    # open-domain questions leave the entity channel out of the blend (bench/README.md)
-    assert QUERY_WEIGHTS["open-domain"]["entity"] == 0.0 < QUERY_WEIGHTS["single-hop"]["entity"]
-    assert QUERY_WEIGHTS["temporal"]["temporal"] > QUERY_WEIGHTS["single-hop"]["temporal"]
-    assert QUERY_WEIGHTS["multi-hop"]["community"] > QUERY_WEIGHTS["single-hop"]["community"]
+    assert set(CHANNELS) <= set(WEIGHTS) and all(w >= 0 for w in WEIGHTS.values())
+    assert WINDOW_WEIGHT > WEIGHTS["temporal"]
 
 
 def test_a_long_lived_process_follows_communities_recomputed_elsewhere():

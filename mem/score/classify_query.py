@@ -1,4 +1,4 @@
-"""Query classifier: single-hop, multi-hop, temporal or open-domain, and the channel weights each gets.
+"""Query classifier: single-hop, multi-hop, temporal or open-domain (search picks the speaker penalty by it).
 
 Pure regex rules over the query text (plus what the caller already knows: whether the query
 names a time, and how many known entities it names), so it is instant and deterministic.
@@ -18,20 +18,6 @@ from __future__ import annotations
 import re
 
 QUERY_TYPES = ("single-hop", "multi-hop", "temporal", "open-domain")
-
-# Fusion weights per query type; a channel missing here keeps its default from search.WEIGHTS.
-# Semantic and BM25 are the backbone. BM25 at 1.25 is the compromise between the two benchmarks:
-# LoCoMo dev R@10 .716/.723/.733 and coding-memory R@5 .874/.863/.853 for BM25 at 1.0/1.25/1.5.
-# The entity channel is kept small: its spreading activation mostly adds noise for conversational
-# and project memories (LoCoMo R@10 .699 at 0.5-1.0, .719 at 0.2). Open-domain questions ("would X
-# enjoy ...?") ask for inferences the named entity's every memory competes for: entity 0.2 -> 0.0 took
-# LoCoMo open-domain R@10 .330 -> .375, overall .734 -> .737 (coding memory unchanged). Figures: bench/README.md.
-QUERY_WEIGHTS: dict[str, dict[str, float]] = {
-    "single-hop": {"semantic": 1.0, "bm25": 1.25, "entity": 0.2, "temporal": 0.3, "community": 0.2},
-    "multi-hop": {"semantic": 1.0, "bm25": 1.25, "entity": 0.2, "temporal": 0.3, "community": 0.5},
-    "temporal": {"semantic": 1.0, "bm25": 1.25, "entity": 0.2, "temporal": 1.5, "community": 0.2},
-    "open-domain": {"semantic": 1.2, "bm25": 1.25, "entity": 0.0, "temporal": 0.2, "community": 0.6},
-}
 
 _TEMPORAL = re.compile(
     r"\b(when|how long|how often|first time|last time|before|after|since|until|during|earlier|later|"
@@ -62,7 +48,3 @@ def classify(query: str, *, has_time: bool = False, when_question: bool = False,
         return "temporal"
     return "single-hop"
 
-
-def weights_for(query_type: str, defaults: dict[str, float]) -> dict[str, float]:
-    """The channel weights for a query type, over the defaults (channels the table does not name)."""
-    return {**defaults, **QUERY_WEIGHTS.get(query_type, {})}

@@ -422,9 +422,12 @@ def memory_fans(store: "Store", rowids: Sequence[int]) -> dict[int, int]:
 
 # ------------------------------------------------------------------------------ time and scenes
 def rowids_in_window(store: "Store", scope: str | None, start: str, end: str, limit: int) -> list[int]:
-    """Live memories whose event time (event_at, else created_at) falls in ``[start, end)``, newest first."""
-    where = "COALESCE(m.event_at, m.created_at) >= ? AND COALESCE(m.event_at, m.created_at) < ? AND m.status != 'archived'"
-    params: list[Any] = [start, end]
+    """Live memories that happened or were recorded in ``[start, end)`` (event_at or created_at inside),
+    newest first by event time: "what did we do in May?" means both what happened in May and what
+    was said in May ("last week we shipped ..." told on 12 May has an April event_at)."""
+    where = ("((m.event_at >= ? AND m.event_at < ?) OR (m.created_at >= ? AND m.created_at < ?)) "
+             "AND m.status != 'archived'")
+    params: list[Any] = [start, end, start, end]
     if scope is not None:
         where += " AND m.scope = ?"
         params.append(scope)
