@@ -153,7 +153,7 @@ def communities(
     db: DbOption = None, scope: ScopeOption = None, now: NowOption = None, json: JsonOption = False,
     fmt: FormatOption = None,
 ) -> None:
-    """Detect communities (Louvain; Leiden when installed), store them with centroids, and list them."""
+    """Detect communities (Leiden; Louvain where igraph is missing), store them with centroids, and list them."""
     from mem.stages import graph
 
     with open_context(db, scope=scope, now=now) as ctx:
