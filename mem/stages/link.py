@@ -10,7 +10,8 @@ cheap (a handful of indexed statements and one coarse KNN; no networkx, no LLM):
   more before it; a memory arriving out of order is spliced into the chain;
 - causal: a causal shape ("fixed X by Y", "to fix X we Y", "X broke because Y", "the root cause of
   X was Y", "after X, we Y", "... so that ...") names a *focus* X; this memory links to the recent
-  memory of the scope that shares its entities and names X (``causal_reading``).
+  memory of the scope that names X (most of its word stems, then shared entities), and what that
+  memory says itself (a plain report, an explanation, a fix) decides the link (``link_causal``).
 
 >>> causal_reading("The deploy failed because the token expired")
 ('caused', 'explains', 'The deploy failed', 'the token expired')
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mem.store import graph as sql
@@ -35,7 +37,6 @@ SEE_ALSO_MIN = 0.5  # cosine for a see_also link
 SEE_ALSO_MAX = 5  # links per new memory
 SESSION_WINDOW = 3  # same_session links to this many earlier session members beyond the previous one
 CAUSAL_PER_ENTITY = 20  # recent mentioners looked at per shared entity
-CAUSAL_MAX = 2  # causal links per cue-bearing memory
 CAUSAL_MIN_SCORE = 0.25  # at least one shared entity with a fan of ~50 or less
 CAUSAL_WINDOW_DAYS = 180
 CAUSAL_RECENT = 20  # memories just before this one in its scope, looked at besides the entity sharers
@@ -55,7 +56,9 @@ _CAUSAL_SHAPES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         (rf"\b(?:root[- ])?(?:cause|reason)s?\s+(?:of|for|behind)\s+{_FOCUS}\s+(?:was|were|is|are|turned out)\b",
          "caused", "explains"),
         # "fixed X by Y", "to fix X we Y", "X was fixed by Y", "resolved X with Y": X is the problem
-        (rf"\b(?:{_FIX})\s+{_FOCUS}(?=\s+(?:by|with|through|via|using|we|i|the team)\b|[,;:.]|$)", "resolved", "resolves"),
+        # (not "X was fixed by Y": there "by Y" is the remedy, and the next shape reads X)
+        (rf"\b(?:{_FIX})\s+(?!(?:by|with|through|via|using)\b){_FOCUS}(?=\s+(?:by|with|through|via|using|we|i|the team)\b|[,;:.]|$)",
+         "resolved", "resolves"),
         (rf"^{_FOCUS}\s+(?:was|were|is|got|has been|have been)\s+(?:{_FIX})\b", "resolved", "resolves"),
         # "X broke because Y", "X failed due to Y": X is the effect, Y the cause
         (rf"^{_FOCUS}\s+(?:{_CAUSE})\b(?P<cause>.*)", "caused", "explains"),
@@ -64,10 +67,15 @@ _CAUSAL_SHAPES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         # "... so that X", "... in order to X": the purpose; the earlier memory motivated this one
         (r"\b(?:so that|in order to)\b(?P<focus>)", "motivated", "follows"),
     ))
-# Problem words: a "fixed by" memory resolves the most recent *problem* it shares an entity with.
+# Problem words: among the memories that name what a fix fixed, one that reads as a problem comes first.
 PROBLEM = re.compile(r"\b(bug|error|errors|crash\w*|fail\w*|broke\w*|broken|issue|regression|outage|slow\w*|"
                      r"timeout\w*|leak\w*|flaky|exception|traceback|lock(?:ed|s|ing)?|deadlock\w*|hang\w*)\b",
                      re.IGNORECASE)
+# "We chose X because Y", "the team picked X because Y": a focus whose subject is the one deciding
+# is a decision, and the memory naming its reason led to it (earlier -> this), where "X failed
+# because Y" explains the earlier report of X (this -> report).
+_DECIDER = re.compile(r"^\s*(?:we|i|they|our team|the team|the \w+ team)\b", re.IGNORECASE)
+STEM_PREFIX = 4  # two stems match when equal, or one starts the other and is this long ("froze", "frozen")
 
 LAYER_OF_TYPE = {
     "see_also": "semantic", "similar_to": "semantic",
@@ -193,30 +201,97 @@ def link_causal(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[i
     """Causal shapes link this memory to the earlier memory its focus names; returns links made.
 
     Candidates are recent memories of the scope that share an entity with this one or sit just
-    before it; each scores its shared entities (damped by their fan) plus the words of the focus it
-    contains, and one without a word of the focus is not the memory meant. A fix resolves the best
-    *problem* (``resolved``, this -> problem); an explanation ("X broke because Y", "the root cause
-    of X was Y") caused the problem report of X (this -> report), or, when no earlier memory names
-    X, was caused by the earlier memory naming Y, as "we chose X because ..." is (earlier -> this);
-    a follow-up ("after X, we Y") was motivated by the memory naming X (earlier -> this).
+    before it. A candidate *names* the focus when it holds a third of its word stems (at least
+    one); the one holding most of them is meant, then one that reads as a problem, then the one
+    with more shared entities (damped by their fan).
+    What the candidate itself says decides the link, not a cue list:
+
+    - a fix ("fixed X by Y", "to fix X we Y") resolves the report of X (a candidate that makes no
+      causal claim) and the explanation of X (one that explains X), this -> each;
+    - an explanation ("X broke because Y", "the root cause of X was Y") caused the report of X
+      (this -> report); when X is a decision ("we chose X because Y") or nothing earlier names X,
+      the earlier memory naming the stated cause Y (for a decision, else the one naming X) caused
+      this one (earlier -> this);
+    - a follow-up ("after X, we Y") resolves X when X was a problem (an explanation, a report
+      something explains, or one that reads as a problem), else X motivated it (earlier -> this).
     """
     reading = causal_reading(memory.text)
     if reading is None:
         return 0
     kind, role, focus, cause = reading
     pool = _causal_pool(ctx, rowid, memory, entity_ids)
-    picked = _causal_candidates(pool, focus, prefer_problems=role != "follows")
-    forward = role != "follows"
-    if role == "explains" and not any(c[3] for c in picked):
-        # nothing earlier reports X as a problem: the memory naming the stated cause explains this one
-        picked, forward = (_causal_candidates(pool, cause, prefer_problems=False) if cause else []) or picked, False
+    named = _naming(pool, focus)
+    links: list[tuple[str, str, str, float]] = []  # (src, dst, type, entity score)
+    if role == "resolves":
+        reports = [c for c in named if c.role is None]
+        explanations = [c for c in named if c.role == "explains"]
+        links += [(memory.id, c.id, "resolved", c.shared) for c in (reports[:1] + explanations[:1])]
+    elif role == "explains":
+        decision = bool(_DECIDER.match(focus))
+        reports = [c for c in named if c.role is None] if not decision else []
+        if reports:
+            links += [(memory.id, c.id, "caused", c.shared) for c in reports[:1]]
+        else:  # what led to it: the memory naming its reason (or, for a decision, what it decides on)
+            led = _naming(pool, cause) or (named if decision else [])
+            links += [(c.id, memory.id, "caused", c.shared) for c in led[:1]]
+    else:  # follows: "after X, we Y", "... so that ..."
+        for c in (named if focus else _by_entities(pool))[:1]:
+            if focus and (c.problem or c.role == "explains" or sql.causal_sources(ctx.store, [c.rowid], ("caused",))):
+                links.append((memory.id, c.id, "resolved", c.shared))
+            else:
+                links.append((c.id, memory.id, kind, c.shared))
     made = 0
-    for _, _, other_id, problem, shared in picked[:CAUSAL_MAX]:
+    for src, dst, link_type, shared in links:
         weight = round(min(1.0, max(shared, CAUSAL_MIN_SCORE)), 4)  # the entity evidence, as a link weight
-        ahead = forward and (role == "resolves" or problem)
-        src, dst = (memory.id, other_id) if ahead else (other_id, memory.id)
-        made += sql.add_edge(ctx.store, src, dst, "causal", kind, weight, at)
+        made += sql.add_edge(ctx.store, src, dst, "causal", link_type, weight, at)
     return made
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    hits: int  # stems of the phrase it holds
+    score: float  # shared entities plus FOCUS_WEIGHT per focus stem held
+    rowid: int
+    id: str
+    shared: float  # the shared-entity score alone
+    role: str | None  # the candidate's own causal role (explains, resolves, follows), None for a plain report
+    problem: bool  # reads as a problem (PROBLEM)
+
+
+def _stems(text: str) -> set[str]:
+    from mem.text import content_terms, stem
+
+    return {stem(t, STEM_PREFIX) for t in content_terms(text) if len(t) > 1}  # "sizes" -> "size", not "siz"
+
+
+def _held(wanted: set[str], stems: set[str]) -> int:
+    """How many of ``wanted`` appear among ``stems`` (equal, or one a prefix of the other, 4+ letters)."""
+    return sum(1 for w in wanted if w in stems or any(
+        min(len(w), len(s)) >= STEM_PREFIX and (s.startswith(w) or w.startswith(s)) for s in stems))
+
+
+def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Candidate]":
+    """The pool's memories that name ``phrase`` (a third of its stems, at least one), best first."""
+    wanted = _stems(phrase) if phrase else set()
+    if not wanted:
+        return []
+    need = (len(wanted) + 2) // 3
+    out = []
+    for shared, other, other_id, text in pool:
+        hits = _held(wanted, _stems(text))
+        if hits >= need:
+            reading = causal_reading(text)
+            out.append(_Candidate(hits, shared + FOCUS_WEIGHT * hits, other, other_id, shared,
+                                  reading[1] if reading else None, bool(PROBLEM.search(text))))
+    # most of the phrase first; among equals, a problem, then the entity evidence, then the latest
+    return sorted(out, key=lambda c: (-c.hits, not c.problem, -c.score, -c.rowid))
+
+
+def _by_entities(pool: list[tuple[float, int, str, str]]) -> "list[_Candidate]":
+    """The pool's memories sharing enough entity evidence (``CAUSAL_MIN_SCORE``), strongest first."""
+    out = [_Candidate(0, shared, other, other_id, shared, None, False)
+           for shared, other, other_id, _ in pool if shared >= CAUSAL_MIN_SCORE]
+    return sorted(out, key=lambda c: (-c.score, -c.rowid))
 
 
 def _causal_pool(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[int]) -> list[tuple[float, int, str, str]]:
@@ -245,21 +320,3 @@ def _causal_pool(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[
         if scope == memory.scope and abs(age) <= CAUSAL_WINDOW_DAYS:
             pool.append((scores[other], other, other_id, text))
     return pool
-
-
-def _causal_candidates(pool: list[tuple[float, int, str, str]], focus: str,
-                       *, prefer_problems: bool) -> list[tuple[float, int, str, bool, float]]:
-    """The pool scored for ``focus`` (its words a candidate contains), strongest then most recent first:
-    ``(score, rowid, id, is a problem report, entity score)``."""
-    from mem.text import content_terms
-
-    focus_terms = set(content_terms(focus)) if focus else set()
-    out = []
-    for score, other, other_id, text in pool:
-        hits = len(focus_terms & set(content_terms(text))) if focus_terms else 0
-        if (focus_terms and not hits) or (not focus_terms and score < CAUSAL_MIN_SCORE):
-            continue  # the focus names what it is about: a memory without a word of it is not that one
-        out.append((score + FOCUS_WEIGHT * hits, other, other_id, bool(PROBLEM.search(text)), score))
-    if prefer_problems:
-        out = [c for c in out if c[3]] or out
-    return sorted(out, key=lambda c: (-c[0], -c[1]))
