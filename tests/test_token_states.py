@@ -107,6 +107,15 @@ def test_minilm_intake_stores_token_states_that_search_reads(monkeypatch: pytest
     passes.clear()
     assert scores() == stored and passes == [3]  # computed now, in the very same form
 
+    from mem.store import token_states
+
+    reads: list[int] = []
+    real_get = token_states.get
+    monkeypatch.setattr(token_states, "get", lambda store, rowids, form: reads.append(len(rowids)) or real_get(store, rowids, form))
+    both = run_mem("search", "which cache did we pick", "--channel", "+maxsim", "--channel", "+fisher", env=env)
+    assert both.code == 0 and all("maxsim" in h["why"] and "fisher" in h["why"] for h in both.records), both.stderr
+    assert len(reads) == 1  # MaxSim and Fisher-Rao share one read of the candidates' token states
+
     run_mem("add", "-", env=env, input=jsonl(*({"text": t} for t in texts)))  # duplicates: nothing new
     first = added.records[0]["id"]
     assert run_mem("update", first, "--text", "We chose Redis 7 with TLS for the cache layer", env=env).code == 0

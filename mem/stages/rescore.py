@@ -55,13 +55,21 @@ def _pool(ctx: "Context", plan: Plan) -> list[int]:
 
 def _token_rows(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, dict[int, Any]] | None:
     """(the query's projected unit token rows, rowid -> the memory's): stored rows where there are
-    any, else computed now (and kept for the process)."""
+    any, else computed now (and kept for the process). Read once a query: MaxSim and Fisher-Rao
+    rescore the same pool."""
+    if not hasattr(ctx.embedder, "token_states"):
+        return None
+    memo = plan.memo.get("tokens:rows")
+    if memo is None or memo[0] != rowids:
+        memo = plan.memo["tokens:rows"] = (list(rowids), _read_token_rows(ctx, plan, rowids))
+    return memo[1]
+
+
+def _read_token_rows(ctx: "Context", plan: Plan, rowids: list[int]) -> tuple[Any, dict[int, Any]]:
     from mem.score import tokens
     from mem.store import token_states as stored
 
     embedder = ctx.embedder
-    if not hasattr(embedder, "token_states"):
-        return None
     dims = tokens.TOKEN_DIMS
     if "tokens:query" not in plan.memo:
         plan.vector  # noqa: B018  (one model pass gives the query's vector and its token states)
