@@ -117,6 +117,25 @@ def test_fusion_option_cli_jsonl_and_errors() -> None:
     assert bad_line.code == 4 and bad_line.error["line"] == 2 and bad_line.stdout == ""
 
 
+def test_jsonl_queries_take_channels_with_the_flag_check() -> None:
+    from mem.stages.search import CHANNELS
+
+    add({"text": "We chose Redis for the cache layer"}, {"text": "Postgres 15 runs in staging"})
+    piped = run_mem("search", "-", input=jsonl({"query": "cache", "channels": ["bm25"]},
+                                               {"query": "cache", "channels": ["-bm25"]}, {"query": "cache"}))
+    assert piped.code == 0, piped.stderr
+    by_line = {n: [h["why"] for h in piped.records if h["query_line"] == n] for n in (1, 2, 3)}
+    assert by_line[1] and all(set(w) & set(CHANNELS) == {"bm25"} for w in by_line[1])
+    assert all("bm25" not in w for w in by_line[2]) and any("bm25" in w for w in by_line[3])
+    for bad, words in ((["nosuch"], "nosuch"), ("bm25", "must be a list"), (["+maxsim", "entity"], "entity")):
+        result = run_mem("search", "-", input=jsonl({"query": "cache"}, {"query": "cache", "channels": bad}))
+        assert result.code == 4 and result.error["line"] == 2 and words in result.error["message"], result.stderr
+        assert result.stdout == ""
+        if isinstance(bad, list):  # the flag refuses the same names
+            flag = run_mem("search", "cache", *(f"--channel={c}" for c in bad))
+            assert flag.code == 4 and words in flag.error["message"]
+
+
 def test_ppr_channel_walks_the_entity_graph_past_the_hop_limit() -> None:
     owner, payments, vault, unrelated = add(
         {"text": "Alice Nguyen maintains the Stripe integration"},

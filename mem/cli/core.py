@@ -154,7 +154,7 @@ def _hint_other_scopes(ctx: Any, request: Any) -> None:
 def _read_queries(base: dict[str, Any], ctx: Any) -> Any:
     """Validate every query line first (a bad line stops the run before any search)."""
     from mem.jsonl import read_records
-    from mem.stages.search import Query, check_fusion, check_query
+    from mem.stages.search import Query, check_fusion, check_query, parts_for
 
     queries = []
     for line, record in read_records(sys.stdin.buffer, source="<stdin>"):
@@ -183,6 +183,12 @@ def _read_queries(base: dict[str, Any], ctx: Any) -> Any:
                 fields["fusion"] = check_fusion(record["fusion"])
             except BadInput as e:
                 raise BadInput(f"line {line}: {e}", line=line) from None
+        if "channels" in record:  # as --channel: names, or all signed (["+maxsim", "-entity"])
+            try:
+                parts_for(record["channels"])
+            except BadInput as e:
+                raise BadInput(f"line {line}: {e}", line=line) from None
+            fields["channels"] = record["channels"]
         for key in ("include_superseded", "include_archived"):
             if key in record:
                 fields[key] = bool(record[key])
