@@ -1,7 +1,7 @@
 """Crash safety: kill -9 a ``mem import`` at random points; the database stays consistent.
 
     python bench/crash.py --memories 10000 --runs 8     # the figures in the report
-    python bench/crash.py --memories 400 --runs 3 --max-delay 3 --json   # what tests/test_crash.py runs
+    python bench/crash.py --memories 1500 --runs 3 --chunk 200 --json   # what tests/test_crash.py runs
 
 Each run starts ``mem import FILE`` (hash embedder) on a fresh database and SIGKILLs it after a
 random delay within the time a full import takes. After every kill: ``PRAGMA integrity_check`` is
@@ -30,6 +30,16 @@ sys.path.insert(0, str(ROOT))
 
 WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa "
          "quebec romeo sierra tango uniform victor whiskey xray yankee zulu").split()
+
+
+def mem_command(*args: str, chunk: int | None = None) -> list[str]:
+    """``python -m mem ARGS``; with ``chunk``, a bulk intake commits that many records at a time
+    (``mem.stages.add.BULK_CHUNK``), so a kill has several chunks to land between on a small input."""
+    if chunk is None:
+        return [sys.executable, "-m", "mem", *args]
+    launch = (f"import sys; from mem.stages import add; add.BULK_CHUNK = {int(chunk)}; "
+              "from mem.cli import main; sys.argv[0] = 'mem'; main()")
+    return [sys.executable, "-c", launch, *args]
 
 
 def make_file(path: Path, n: int, seed: int = 1) -> None:
@@ -65,13 +75,14 @@ def consistent(s: dict[str, Any]) -> bool:
         and s["distinct_ids"] == s["memories"] and s["unlinked"] == s["pending"]
 
 
-def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None) -> dict[str, Any]:
+def run(memories: int, runs: int, seed: int = 0, max_delay: float | None = None,
+        chunk: int | None = None) -> dict[str, Any]:
     folder = Path(tempfile.mkdtemp(prefix="mem-crash-"))
     data, db = folder / "import.jsonl", folder / "crash.db"
     make_file(data, memories)
     env = {**os.environ, "MEM_DB": str(db), "MEM_EMBEDDER": "hash", "MEM_SCOPE": "crash",
            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    command = [sys.executable, "-m", "mem", "import", "--quiet", str(data)]
+    command = mem_command("import", "--quiet", str(data), chunk=chunk)
     # How long does a whole import take here? Kill points are drawn within it.
     if max_delay is None:
         scratch = {**env, "MEM_DB": str(folder / "timing.db")}
@@ -125,9 +136,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-delay", type=float, default=None, help="latest kill point in seconds [default: a full import's time]")
+    parser.add_argument("--chunk", type=int, default=None,
+                        help="records per bulk write transaction [default: mem's own]; smaller puts more commits in reach of a kill")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    result = run(args.memories, args.runs, args.seed, args.max_delay)
+    result = run(args.memories, args.runs, args.seed, args.max_delay, args.chunk)
     if args.json:
         print(json.dumps(result))
     else:

@@ -177,7 +177,10 @@ def _count(path: Path, sql: str) -> int:
 
 def _import_until(path: Path, source: Path, env: dict[str, str], stop: Any) -> bool:
     """Run ``mem import`` in a real process and kill -9 it the moment ``stop()`` holds; whether it was killed."""
-    proc = subprocess.Popen([sys.executable, "-m", "mem", "import", str(source), "--db", str(path), "--quiet"],
+    from bench.crash import mem_command
+
+    # chunks of 100: a 650-record import commits several times before its finishing pass
+    proc = subprocess.Popen(mem_command("import", str(source), "--db", str(path), "--quiet", chunk=100),
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         while proc.poll() is None:

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_killed_imports_stay_consistent_and_resume_without_duplicates(tmp_path: Path):
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "crash.py"), "--memories", "1500", "--runs", "3",
-                           "--seed", "3", "--json"], capture_output=True, timeout=240, env={**os.environ, "TMPDIR": str(tmp_path)})
+                           "--seed", "3", "--chunk", "200", "--json"], capture_output=True, timeout=240, env={**os.environ, "TMPDIR": str(tmp_path)})
     result = json.loads(proc.stdout.decode().strip().splitlines()[-1])
     assert any(k["killed"] for k in result["kills"]), result["kills"]
     for kill in result["kills"]:

@@ -3,8 +3,8 @@
 validate -> secret scan -> exact duplicate -> embed -> near duplicate -> enrich -> store -> link.
 The whole batch is validated before anything is written; writes go in short transactions of
 ``CHUNK`` records so a concurrent writer never waits long. A bulk intake (``AddOptions.bulk``)
-runs the same gate and writes, and defers linking and assertions to one finishing pass at the end
-(``mem.stages.finish``), which builds the same graph.
+runs the same gate and writes (in chunks of ``BULK_CHUNK``), and defers linking and assertions
+to one finishing pass at the end (``mem.stages.finish``), which builds the same graph.
 """
 
 from __future__ import annotations
@@ -27,7 +27,10 @@ if TYPE_CHECKING:
     from mem.stages.context import Context
 
 NEAR_DUPLICATE = 0.95
-CHUNK = 256
+CHUNK = 256  # records per write transaction: a concurrent writer waits for at most one chunk's SQL
+# Bulk intake commits larger chunks: each index page a chunk touches is written once for more rows,
+# and there are fewer per-chunk lookups and commits (bench/README.md, "Bulk import").
+BULK_CHUNK = 2048
 NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 
 # Input keys that map onto columns; anything else a record carries is kept in ``meta``.
@@ -220,7 +223,8 @@ def _bulk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Itera
 def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
     """The rest of ``run`` for drafts already validated (with their own defaults): the MCP server's
     group commit validates each call alone, then stores several calls' drafts together."""
-    chunks = [drafts[start : start + CHUNK] for start in range(0, len(drafts), CHUNK)]
+    size = BULK_CHUNK if options.bulk else CHUNK
+    chunks = [drafts[start : start + size] for start in range(0, len(drafts), size)]
     if len(chunks) <= 1:
         for chunk in chunks:
             _prepare(ctx, chunk, options)

@@ -65,6 +65,7 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
     memories = store.by_rowids([rowid for rowid, _ in rows])
     found, matrix = store.vectors_for(list(memories))
     vectors = dict(zip(found, matrix))
+    history: list[int] = []  # rowids of the batch's memories that came in superseded
     searched = _neighbours(ctx, [(rowid, memories[rowid]) for rowid, stored in rows
                                  if stored is None and rowid in memories and rowid in vectors], vectors)
     for rowid, stored in rows:
@@ -76,8 +77,13 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
                           neighbours=neighbours)
         superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours)
         status, superseded = supersede.resolve_status(superseded, memory.id)
-        out[memory.id] = Finished(status, superseded,
-                                  store.get(memory.id).superseded_by if status == "superseded" else None)
+        out[memory.id] = Finished(status, superseded)
+        if status == "superseded":
+            history.append(rowid)
+    # Who superseded them, read once for the batch: a superseded memory is no rival to a later one,
+    # so its superseded_by is the one its own check set.
+    for memory in store.by_rowids(history).values():
+        out[memory.id].superseded_by = memory.superseded_by
 
 
 def _neighbours(ctx: "Context", rows: "list[tuple[int, Memory]]", vectors: "dict[int, np.ndarray]"
