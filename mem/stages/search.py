@@ -99,7 +99,7 @@ PRIOR_TERMS = ("activation", "spread", "confidence", "surprise")
 PARTS = (*CHANNELS, *POST_STEPS, *PRIOR_TERMS)  # what ``Query.channels`` names
 # Parts measured but off by default (bench/README.md, LoCoMo dev folds and both coding sets): the
 # held-back folds did not gain from spread (no change at all), PPR instead of or beside the entity
-# channel (cv R@10 +.0001 / -.0009) or Fisher-Rao (cv R@10 -.003, 3 of 5 folds lose). MaxSim is on:
+# channel (cv R@10 -.0038 / -.0008 on the sixth session's default) or Fisher-Rao (cv R@10 -.003, 3 of 5 folds lose). MaxSim is on:
 # every fold gains (cv R@10 +.008, R@5 +.022), and it reads stored token states (mem.store.token_states).
 OFF_BY_DEFAULT: frozenset[str] = frozenset({"spread", "ppr", "fisher"})
 
