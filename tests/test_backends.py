@@ -85,6 +85,19 @@ def test_correction_supersedes_and_search_hides_the_old_one(backend: str) -> Non
     assert stored["superseded_by"] == new["id"]
 
 
+def test_a_named_window_holds_what_happened_or_was_said_in_it(backend: str) -> None:
+    told = cli("add", "-", input=jsonl(
+        {"text": "Last week we migrated the billing worker to the new queue", "created_at": "2023-06-02T10:00:00Z"},
+        {"text": "Which worker did we migrate to the new queue? The search worker", "created_at": "2023-08-04T10:00:00Z"},
+        {"text": "We migrated the mail worker to the new queue on June 20", "created_at": "2023-07-01T10:00:00Z"}))
+    assert told.code == 0, told.stderr
+    hits = cli("search", "which worker did we migrate in June 2023?", "--now", "2024-01-10T00:00:00Z", "--json").records
+    inside = {h["text"] for h in hits if "temporal" in h["why"]}  # said in June (event in May), happened in June
+    assert inside == {"Last week we migrated the billing worker to the new queue",
+                      "We migrated the mail worker to the new queue on June 20"}
+    assert {h["text"] for h in hits[:2]} == inside
+
+
 def test_graph_links_entities_and_neighbours(backend: str) -> None:
     a = add("Alice moved the payments service to Kubernetes in March")
     b = add("Alice said the payments service needs a new database")
