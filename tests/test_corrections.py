@@ -63,6 +63,24 @@ PAIRS = {
     "not_needed": ("To debug a job, start the worker with `--pool=solo` so breakpoints work.",
                    "Workers run on the new runner now; the --pool=solo trick is no longer needed.",
                    "fact", ""),
+    # a time of day is a setting: another time on the same slot, no change word
+    "clock": ("The nightly backup of the orders database to S3 runs at 02:00 UTC.",
+              "Nightly backup of the orders database to S3: 03:30 UTC, after the reindex has finished.",
+              "fact", "when does the nightly orders backup run?"),
+    # in a change, a version of a named tool is a setting of that tool
+    "version": ("The billing worker is written in Go 1.21 and routes with chi.",
+                "Upgraded the billing worker to Go 1.22 on Monday.", "fact", "which Go version is the billing worker on?"),
+    # no change word, and the correction names the slot with fewer words than the memory it corrects
+    "refers_back": ("The gateway's Redis maximum connection pool size is 50 connections.",
+                    "After the load test the Redis pool for the gateway ended up at 80 connections.",
+                    "fact", "how big is the gateway's redis connection pool?"),
+    # any verb of handing over: the giver is the old value
+    "passed": ("Noor Hassan is the contact for the analytics exporter and its dashboards.",
+               "Noor passed the analytics exporter to Felix Braun; Felix is the one to ask about its dashboards.",
+               "fact", "who do I ask about the analytics exporter?"),
+    "moved_off": ("Error reports from the desktop app go to Bugsnag.",
+                  "Desktop app error reporting moved off Bugsnag onto Sentry.", "fact",
+                  "where do desktop app error reports go?"),
 }
 
 
@@ -100,12 +118,30 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
 
 
 def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
-    pairs = {k: PAIRS[k] for k in ("timeout", "search", "handover", "no_longer", "renamed", "gone", "settled", "howto",
-                                   "identifier")}
+    pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
+                                   "settled", "howto", "identifier", "clock", "version", "refers_back")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
         assert old["status"] == "superseded" and old["superseded_by"] == new["id"], (key, old)
+    for key in ("owner", "timeout", "search", "port"):  # the four pairs answer with the correction
+        hits = run_mem("search", PAIRS[key][3], "--scope", key, "--now", "2026-05-03T00:00:00Z").records
+        assert hits and hits[0]["id"] == ids[key][1]["id"], (key, hits)
+
+
+# what a correction corrects may share neither meaning (cosine .28) nor an entity with it: found by the
+# old value it names, or, when it is imported after its correction, by its own words
+FAR = ("Every sprint somebody writes the release notes by hand in the team wiki, copying merged PR titles one at a time.",
+       "Release notes moved from the wiki to changelogs generated on tag.", "fact", "")
+
+
+def test_a_correction_finds_what_it_corrects_by_the_old_value_in_both_orders() -> None:
+    ids = {**_load({"in_order": FAR}), **_load({"reversed": FAR}, correction_first=True)}  # one scope each
+    exported = {r["id"]: r for r in run_mem("export").records}
+    for key, (old, new) in ids.items():
+        assert new["status"] == "added", (key, new)
+        assert exported[old["id"]]["superseded_by"] == new["id"], (key, old, new)
+    assert ids["reversed"][0]["status"] == "superseded"
 
 
 def test_look_alikes_that_correct_nothing_stay_live() -> None:
@@ -121,6 +157,11 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
                   "Reminder: amounts stay integer cents in bigint columns, never floats.", "fact", ""),
         # the same unit on another slot, with no change word
         "other_slot": ("The API request timeout is 30 seconds.", "The API worker timeout is 60 seconds.", "fact", ""),
+        # versions of one tool on clusters named apart
+        "other_cluster": ("The EU cluster runs Postgres 15 for the booking service.",
+                          "The US cluster now runs Postgres 16 for the booking service.", "fact", ""),
+        # with no change word, another version is one more that holds
+        "versions": ("We use Python 3.11 in CI.", "Python 3.12 is supported as well.", "fact", ""),
         # the same unit, a slot that says more ("session cache TTL" is not "cache TTL")
         "narrower": ("The cache TTL is 5 minutes.", "The session cache TTL is 30 minutes.", "fact", ""),
         # two recipes of one program are two commands, not a change
@@ -136,6 +177,21 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
     # unsure, not unrelated: a close neighbour would get an open contradiction (ranked newer first)
     assert related(read(pairs["narrower"][1]), pairs["narrower"][0])
     assert not related(read("The worker pool has 60 seconds of backoff."), pairs["other_slot"][0])
+    assert not related(read(pairs["other_slot"][1]), pairs["other_slot"][0])  # another head: no contradiction either
+
+
+def test_a_setting_on_a_slot_qualified_apart_is_no_contradiction_and_verify_passes() -> None:
+    # cosine .80 (hash) and .94 (MiniLM): close enough for an open contradiction, were the slots one
+    older = "The payments API request timeout behind the internal load balancer is 30 seconds."
+    newer = "The payments API worker timeout behind the internal load balancer is 60 seconds."
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z").records[0]
+    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z").records[0]
+    assert "supersedes" not in second
+    report = run_mem("verify", "--now", "2026-05-03T00:00:00Z")
+    assert not [r for r in report.records if r.get("finding") == "contradiction"], report.records
+    assert report.code == 0, report.records
+    hits = run_mem("search", "payments API timeout", "--now", "2026-05-03T00:00:00Z").records
+    assert {first["id"], second["id"]} <= {h["id"] for h in hits}
 
 
 def test_an_unsure_correction_leaves_an_open_contradiction_search_ranks_newer_first_and_verify_lists() -> None:

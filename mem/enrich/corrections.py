@@ -35,7 +35,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from mem.enrich.lexicon import CHANGE_MARKERS, CHANGE_VERBS
+from mem.enrich.lexicon import CHANGE_MARKERS, CHANGE_VERBS, IRREGULAR_PAST, QUANTITY_HEADS, TOOLS
 from mem.text import stem as _stem
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
@@ -103,7 +103,8 @@ this that these those we i you they he she our my their his her your them us me 
 then so if not no now also only just still again all any some each every there here do does did done has have had
 will would can could should may might must shall into onto over under about after before because since while until
 per via out up down off more most less very too own same other such new old one two instead longer anymore actually
-correction use used uses using run runs running ran get got set""".split())
+correction use used uses using run runs running ran get got set during across along among around behind beyond
+despite through within without toward towards upon unless whether plus""".split())
 
 
 # Heads that name a change rather than a value ("the pnpm switch", "the LaunchDarkly decision").
@@ -117,7 +118,7 @@ def words(text: str) -> list[str]:
 
 
 def _content_words(tokens: list[str]) -> list[str]:
-    return [_stem(t) for t in tokens if t not in _FUNCTION and not _NUMBER.match(t) and len(t) > 1]
+    return [_stem(IRREGULAR_PAST.get(t, t)) for t in tokens if t not in _FUNCTION and not _NUMBER.match(t) and len(t) > 1]
 
 
 def _content(tokens: list[str]) -> frozenset[str]:
@@ -170,10 +171,11 @@ class Reading:
     slot: frozenset[str]
     explicit: bool  # a change shape matched (else only a marker word or the kind)
     kind: str = "fact"
-    settings: "dict[Setting, frozenset[str]]" = field(default_factory=dict)  # each setting -> the slot words before it
+    settings: "dict[Setting, tuple[str, ...]]" = field(default_factory=dict)  # each setting -> the words before it
     # no change word and no correction kind: it only states settings ("keepalive settled at 90 seconds"),
     # so it can replace nothing but another value of the same type on the same slot
     bare: bool = False
+    words: frozenset[str] = frozenset()  # the text's content words, with the parts of compound ones
 
 
 _UNITS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "ms": "ms", "millisecond": "ms",
@@ -184,11 +186,17 @@ _UNITS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "ms"
 
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
 # A setting is a typed value: ``(number, unit)`` ("30 seconds", "30s" and "30 sec" are ``(30.0, "s")``),
-# ``(command, "`")`` for a command in backticks (what a how-to says to run), ``(address, "url")``, and in
-# a text that reads as a change, ``(number, "#")`` for a number with no unit ("line length is now 120").
+# ``(command, "`")`` for a command in backticks (what a how-to says to run), ``(address, "url")``, a time
+# of day ``("03:00", "clock")`` and, in a text that reads as a change, a version of a named tool
+# ``("1.9", "v kotlin")`` (several versions are often all true: "3.12 is supported as well") and
+# ``(number, "#")`` for a number with no unit ("line length is now 120").
 Setting = tuple["float | str", str]
-COMMAND, URL, PLAIN = "`", "url", "#"
-_TYPED = re.compile(r"`(?P<code>[^`\n]{1,80})`|(?P<url>https?://[^\s<>()`'\"]+[\w/])")
+COMMAND, URL, PLAIN, CLOCK = "`", "url", "#", "clock"
+_TYPED = re.compile(r"`(?P<code>[^`\n]{1,80})`|(?P<url>https?://[^\s<>()`'\"]+[\w/])"
+                    r"|(?<![\w:.])(?P<clock>(?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])")
+# The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
+# or is capitalised inside a sentence ("on Spring Boot 3.2").
+_NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
 # A number with no unit of its own that opens a range ("from 60 to 120 seconds"): the unit and the
 # words before it are the range's.
 _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
@@ -196,35 +204,43 @@ _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 
 
 @lru_cache(maxsize=4096)
-def _settings(text: str, plain: bool = False) -> dict[Setting, frozenset[str]]:
-    """Each setting the text states -> the last content words of its sentence before it (its slot);
-    both ends of "from 60 to 120 seconds" are seconds, with the words before the range. ``plain``:
-    numbers without a unit too.
+def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
+    """Each setting the text states -> the content words of its sentence before it, in order (the
+    last ``QUANTITY_WINDOW`` are its slot); words of change and of quantity ("size", "maximum") left
+    out. Both ends of "from 60 to 120 seconds" are seconds, with the words before the range.
+    ``plain``: numbers without a unit too.
 
     >>> sorted(_settings("Raised the MQTT keepalive from 60 to 120 seconds."))
     [(60.0, 's'), (120.0, 's')]
-    >>> {key: sorted(slot) for key, slot in _settings("Done. API tests are now `just test`.").items()}
-    {('just test', '`'): ['api', 'test']}
+    >>> _settings("Done. API tests are now `just test`; the export runs at 3:00 on Kotlin 2.0.", plain=True)
+    {('just test', '`'): ('api', 'test', ''), ('03:00', 'clock'): ('export', ''), ('2.0', 'v kotlin'): ('export', '', 'kotlin')}
     """
     lowered = text.lower()
     blanked = _TYPED.sub(lambda m: " " * len(m.group()), lowered)  # numbers inside code or addresses are not settings
-    out: dict[Setting, frozenset[str]] = {}
+    out: dict[Setting, tuple[str, ...]] = {}
 
     def put(key: Setting, start: int) -> None:
         sentence = max((m.end() for m in _SENTENCE_END.finditer(blanked, 0, start)), default=0)
-        out[key] = out.get(key, frozenset()) | _last(words(blanked[sentence:start]))
+        out.setdefault(key, _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))))
 
     for match in _TYPED.finditer(lowered):
         if match["code"]:
             put((" ".join(match["code"].split()), COMMAND), match.start())
-        else:
+        elif match["url"]:
             put((match["url"].rstrip("/"), URL), match.start())
+        else:
+            hour, minute = match["clock"].split(":")
+            put((f"{int(hour):02d}:{minute}", CLOCK), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
         if not unit or unit in _FUNCTION or unit not in _UNITS and not (len(unit) > 3 and unit.endswith("s")):
             # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
-            if _RANGE.match(blanked, match.start()):
+            name = _NAME_BEFORE.search(blanked, max(0, match.start() - 40), match.start())
+            if plain and name and (name[1] in TOOLS or "." in number and text[name.start(1)].isupper()
+                                   and not _sentence_start(blanked, name.start(1))):
+                put((number, f"v {name[1]}"), match.start())
+            elif _RANGE.match(blanked, match.start()):
                 opened.append((float(number), match.start()))
             elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-"):
                 put((float(number), PLAIN), match.start())
@@ -235,9 +251,32 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, frozenset[str]]:
     return out
 
 
-def _last(tokens: list[str]) -> frozenset[str]:
-    """The last ``QUANTITY_WINDOW`` content words of ``tokens``."""
-    return frozenset(_content_words(tokens)[-QUANTITY_WINDOW:])
+_CASED_WORD = re.compile(_WORD.pattern, re.IGNORECASE)
+
+
+def _phrase(tokens: list[str]) -> tuple[str, ...]:
+    """Content words, in order, with "" where a function word, a number or a verb of change breaks the
+    phrase; words of quantity ("maximum", "size") left out: "the API's maximum pool size is" ->
+    ("api", "pool", "")."""
+    out: list[str] = []
+    for cased in tokens:
+        token = cased.lower()
+        word = [token] if len(cased) > 1 and cased.isupper() else _content_words([token])  # "US", "EU": names
+        if word and word[0] not in QUANTITY_HEADS and word[0] not in _CHANGE_STEMS:
+            out.append(word[0])
+        elif (not word and (token in _FUNCTION or _NUMBER.match(token)) or word and word[0] in _CHANGE_STEMS) \
+                and out and out[-1]:
+            out.append("")
+    return tuple(out)
+
+
+def _slot(before: tuple[str, ...]) -> set[str]:
+    """The last ``QUANTITY_WINDOW`` content words before a setting: what it sets."""
+    return set([w for w in before if w][-QUANTITY_WINDOW:])
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    return not text[:at].strip() or text[:at].rstrip()[-1] in ".;:!?\n"
 
 
 def _same_program(a: Setting, b: Setting) -> bool:
@@ -247,8 +286,9 @@ def _same_program(a: Setting, b: Setting) -> bool:
 
 def _show(setting: Setting) -> str:
     value, kind = setting
-    return f"`{value}`" if kind == COMMAND else str(value) if kind == URL else f"{value:g}" if kind == PLAIN \
-        else f"{value:g} {kind}"
+    if kind in (COMMAND, URL, CLOCK) or kind.startswith("v "):
+        return f"`{value}`" if kind == COMMAND else f"{kind[2:]} {value}" if kind.startswith("v ") else str(value)
+    return f"{value:g}" if kind == PLAIN else f"{value:g} {kind}"
 
 
 _PARTS = re.compile(r"[-./_]+")
@@ -290,7 +330,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
-    return Reading(tuple(old), tuple(new), frozenset(slot), bool(old), kind, settings, bare)
+    return Reading(tuple(old), tuple(new), frozenset(slot), bool(old), kind, settings, bare, _facts(text)[2])
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
@@ -308,40 +348,67 @@ def lookup_terms(reading: Reading) -> list[str]:
     ['8000', 'api', 'dev', 'listen', 'port']
     """
     named = {t for v in reading.old for t in (*v.terms, *(f"{n:g}" for n in v.numbers))}
-    slots = {w for before in reading.settings.values() for w in before} - _CHANGE_STEMS
+    slots = {w for before in reading.settings.values() for w in _slot(before)}
     return sorted(named) + sorted(slots - named)
 
 
 def related(reading: Reading, older_text: str) -> bool:
     """Whether the older text is about what the correction changes, without the proof ``corrects``
-    needs: two shared slot words, or an old value it names."""
-    if reading.bare:
-        return bool(_rivals(reading, older_text, contained=False))
+    needs: a setting of the same type on the same or a narrower slot, or (no such settings) two shared
+    slot words or an old value it names. Settings on other slots ("API worker timeout" and "API
+    request timeout") are not related, whatever else they share."""
+    relations = [relation for _, _, relation in _rivals(reading, older_text)]
+    if reading.bare or relations:
+        return any(relation != OTHER for relation in relations)
     terms, numbers, parts = _facts(older_text)
     return len(reading.slot & terms) >= 2 or any(v.stated_in(parts, numbers) for v in reading.old)
 
 
-def _rivals(reading: Reading, older_text: str, *, contained: bool) -> list[tuple[Setting, Setting]]:
-    """``(older setting, newer setting)`` pairs on one slot: the same type (unit, or both commands),
-    another value, and slot words in common (two, or all of a one-word slot; change verbs aside).
-    ``contained`` (a bare statement, no change word): two slot words at least, each side's all
-    present in the other text, so "session cache TTL" is not "cache TTL"."""
+SAME, NARROWER, OTHER = "same", "narrower", "other"
+
+
+def _present(word: str, text_words: frozenset[str]) -> bool:
+    """``word`` is in the text, or every part of a compound one is ("booking-api" in "the booking API")."""
+    parts = _content(_PARTS.split(word)) if _PARTS.search(word) else frozenset()
+    return word in text_words or bool(parts) and parts <= text_words
+
+
+def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],
+              their_words: frozenset[str]) -> str:
+    """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
+    when a word both name is qualified on each side, right before it, by a word the other text lacks
+    ("API *worker* timeout" / "API *request* timeout"); ``SAME`` when the older text names all the
+    newer slot's words (or all but one of four: a correction refers back to what it changes); else
+    ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL")."""
+    slot = _slot(mine)
+    for head in slot & _slot(theirs):
+        a, b = mine.index(head), theirs.index(head)
+        if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
+                and not _present(mine[a - 1], their_words) and not _present(theirs[b - 1], my_words):
+            return OTHER
+    missing = sum(1 for w in slot if not _present(w, their_words))
+    return SAME if missing == 0 or (missing == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
+
+
+def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, str]]:
+    """``(older setting, newer setting, relation)`` for settings of one type (unit, both commands of
+    other programs, both versions of one tool, ...) with other values and slot words in common (two,
+    or all of a one-word slot; a number with no unit always two: "incident 116" and "incident 177" are
+    two incidents)."""
     theirs = _settings(older_text, plain=True)
-    older_words = _facts(older_text)[2]
-    newer_words = reading.slot | {w for before in reading.settings.values() for w in before}
+    their_words = _facts(older_text)[2]
     out = []
     for mine, before in reading.settings.items():
-        slot = before - _CHANGE_STEMS
-        # a number with no unit needs two slot words ("incident 116" and "incident 177" are two incidents)
-        need = 2 if contained or mine[1] == PLAIN else min(2, len(slot))
+        slot = _slot(before)
+        need = 2 if mine[1] == PLAIN else min(2, len(slot))
         if mine in theirs or not need:
             continue
         for other, their_before in theirs.items():
-            core = their_before - _CHANGE_STEMS
-            if other[1] != mine[1] or len(slot & core) < need or _same_program(other, mine):
+            their_slot = frozenset(_slot(their_before))
+            if other[1] != mine[1] or _same_program(other, mine) \
+                    or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
                 continue
-            if not contained or (slot <= older_words and core <= newer_words):
-                out.append((other, mine))
+            out.append((other, mine, _relation(before, their_before, reading.words, their_words)))
     return out
 
 
@@ -356,8 +423,8 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     terms, numbers, parts = _facts(older_text)
     slot = len(reading.slot & terms)
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
-    if reading.bare:
-        return _same_slot(reading, older_text, contained=True) if shared >= EVIDENCE else None
+    if reading.bare:  # a statement with no change word replaces only a value on the very same slot, itself evidence
+        return _same_slot(reading, older_text, (SAME,)) if shared + 1 >= EVIDENCE else None
     # the older text already states every new value: it is the new state, or the same change told
     # again (a new name inside the old one, "vehicle_positions" -> "positions", does not count)
     old_parts = {p for v in reading.old for t in v.terms for p in _PARTS.split(t)}
@@ -374,9 +441,12 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     named = sum(max(1, len(v.terms)) for v in stated)
     if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or reading.kind == "correction"):
         return "old value " + ", ".join(v.text for v in stated)
-    return _same_slot(reading, older_text, contained=False) if shared >= EVIDENCE else None
+    # another value on the very same slot is itself evidence; on a slot the correction qualifies further,
+    # the words must say enough
+    return _same_slot(reading, older_text, (SAME,) if shared + 1 >= EVIDENCE > shared else (SAME, NARROWER)) \
+        if shared + 1 >= EVIDENCE else None
 
 
-def _same_slot(reading: Reading, older_text: str, *, contained: bool) -> str | None:
-    rivals = _rivals(reading, older_text, contained=contained)
+def _same_slot(reading: Reading, older_text: str, relations: tuple[str, ...]) -> str | None:
+    rivals = [(old, new) for old, new, relation in _rivals(reading, older_text) if relation in relations]
     return f"same slot, {_show(rivals[0][0])} -> {_show(rivals[0][1])}" if rivals else None

@@ -55,6 +55,7 @@ CANDIDATES = 50
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
 CONTRADICTS_MIN = 0.65  # cosine for an open contradicts edge when a correction does not clearly replace
 LOOKUP = 10  # earlier memories a correction looks up by the old values and slot words it names
+LOOKUP_TERMS = 16  # words of an older memory, arriving after newer ones, it looks its correction up by
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
 # true of the project: two turns never supersede each other, or a chat log would hide itself.
 NOT_ASSERTED = frozenset({"episode"})
@@ -161,18 +162,21 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     from mem.enrich import corrections
     from mem.store import lifecycle as sql
 
+    from mem.text import content_terms, fts_any
+
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
-    if incoming is not None and not incoming.bare:
-        # what a correction corrects may be no semantic neighbour ("the dev API now listens on port
-        # 8080, not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the
-        # earlier memories that state the old values it names or its settings' slot words (earlier
-        # only, so bulk intake's finishing pass, with later memories stored already, decides as eager
-        # intake did)
-        from mem.text import fts_any
-
-        terms = corrections.lookup_terms(incoming)
+    # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
+    # not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the memories stored
+    # before it (so bulk intake's finishing pass, with later memories stored already, decides as eager
+    # intake did) by the old values it names and its settings' slot words; and when this memory is
+    # older than some of them (an import of old data: its correction may be stored already), by its
+    # own words, so supersession holds in both orders
+    lookups = [corrections.lookup_terms(incoming)] if incoming is not None else []
+    if sql.stored_later(ctx.store, rowid, memory.scope, memory.created_at):
+        lookups.append(content_terms(memory.text)[:LOOKUP_TERMS])
+    for terms in lookups:
         if terms:
             candidates += [r for r, _ in ctx.store.bm25(fts_any(terms), LOOKUP, memory.scope) if r < rowid]
     for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates):

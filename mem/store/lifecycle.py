@@ -300,6 +300,14 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
     return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
+def stored_later(store: "Store", rowid: int, scope: str, created_at: str) -> bool:
+    """Whether a memory of ``scope`` stored before ``rowid`` was created after ``created_at``: the memory
+    at ``rowid`` arrived out of order (an import of older data). Empty range for every live intake."""
+    return bool(store.conn.execute(
+        "SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ? AND created_at > ? AND rowid < ?)",
+        (scope, created_at, rowid)).fetchone()[0])
+
+
 def unasserted(store: "Store", *, scope: str | None, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
     """Memories whose assertions are not indexed yet, in rowid order after ``after_rowid`` (a cursor, so
     a caller that cannot index one still moves past it)."""
