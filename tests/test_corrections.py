@@ -160,6 +160,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # versions of one tool on clusters named apart
         "other_cluster": ("The EU cluster runs Postgres 15 for the booking service.",
                           "The US cluster now runs Postgres 16 for the booking service.", "fact", ""),
+        # with no change word, a number on a one-word slot is another thing of its kind, not a new value
+        "one_word_slot": ("Service 3 talks to queue 5 through handler 45.", "Service 7 talks to queue 5 through handler 83.",
+                          "fact", ""),
         # with no change word, another version is one more that holds
         "versions": ("We use Python 3.11 in CI.", "Python 3.12 is supported as well.", "fact", ""),
         # the same unit, a slot that says more ("session cache TTL" is not "cache TTL")
@@ -174,6 +177,8 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         assert "supersedes" not in new, (key, new)
     exported = {r["id"]: r for r in run_mem("export").records}
     assert all(exported[old["id"]]["superseded_by"] is None for old, _ in ids.values())
+    found = [r for r in run_mem("verify", "--now", "2026-05-03T00:00:00Z").records if r.get("finding") == "contradiction"]
+    assert {r["id"] for r in found} <= {ids["narrower"][1]["id"]}, found  # only the unsure one may stay open
     # unsure, not unrelated: a close neighbour would get an open contradiction (ranked newer first)
     assert related(read(pairs["narrower"][1]), pairs["narrower"][0])
     assert not related(read("The worker pool has 60 seconds of backoff."), pairs["other_slot"][0])

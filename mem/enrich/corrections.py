@@ -393,14 +393,15 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
 def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, str]]:
     """``(older setting, newer setting, relation)`` for settings of one type (unit, both commands of
     other programs, both versions of one tool, ...) with other values and slot words in common (two,
-    or all of a one-word slot; a number with no unit always two: "incident 116" and "incident 177" are
-    two incidents)."""
+    or all of a one-word slot; a number with no unit, or a statement with no change word, always two:
+    "incident 116" and "incident 177" are two incidents, "service 3 talks" and "service 7 talks" two
+    services)."""
     theirs = _settings(older_text, plain=True)
     their_words = _facts(older_text)[2]
     out = []
     for mine, before in reading.settings.items():
         slot = _slot(before)
-        need = 2 if mine[1] == PLAIN else min(2, len(slot))
+        need = 2 if mine[1] == PLAIN or reading.bare else min(2, len(slot))
         if mine in theirs or not need:
             continue
         for other, their_before in theirs.items():
