@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mem import gate, ids
@@ -462,7 +463,9 @@ def nearest_live(ctx: "Context", found: list[tuple[int, float]]) -> tuple[Memory
     return None
 
 
+@lru_cache(maxsize=1024)
 def _unix_ms(iso: str) -> int:
+    """Milliseconds since the epoch of a stored time (cached: a batch's memories mostly share one)."""
     from mem.enrich.dates import parse_datetime
 
     return int(parse_datetime(iso).timestamp() * 1000)
