@@ -16,6 +16,36 @@ def test_hash_embedder_is_normalized_and_discriminative():
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2
 
 
+def _hash_reference(text: str, dim: int) -> np.ndarray:
+    """The hash embedder's features spelled out one by one: stemmed words (weight 1), bigrams of
+    them (0.5), each stem's character trigrams (0.35), summed in that order, then normalized."""
+    import hashlib
+
+    from mem.text import STOPWORDS, stem, tokens
+
+    words = [stem(w, 4) for w in tokens(text) if w not in STOPWORDS]
+    feats = [("w:" + w, 1.0) for w in words] + [("b:" + a + " " + b, 0.5) for a, b in zip(words, words[1:])]
+    feats += [("c:" + f"<{w}>"[i : i + 3], 0.35) for w in words for i in range(len(w))]
+    out = np.zeros(dim, dtype=np.float32)
+    for feature, weight in feats:
+        digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+        np.add.at(out, [int.from_bytes(digest[:4], "little") % dim], [weight if digest[4] & 1 else -weight])
+    norm = np.linalg.norm(out)
+    return out / norm if norm > 0 else out
+
+
+def test_hash_vectors_are_the_features_bit_for_bit():
+    """Stored hash vectors stay comparable with new ones: the cached per-word slots add up to exactly
+    the vector the feature definition gives, whichever texts were embedded before."""
+    texts = ["the cache layer uses redis", "redis caches the cache layer", "", "the a of", "naïve café 北京 🎉",
+             "deploy v2.3 to eu-west-1 on 2026-05-01", "Caroline: I went to the LGBTQ support group yesterday"]
+    e = get_embedder("hash")
+    for batch in (texts, texts[::-1]):
+        got = e.embed(batch)
+        for row, text in zip(got, batch):
+            assert np.array_equal(row, _hash_reference(text, e.dim)), text
+
+
 @pytest.mark.slow
 def test_minilm_finds_paraphrase_end_to_end():
     env = {"MEM_EMBEDDER": "minilm"}

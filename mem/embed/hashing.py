@@ -21,33 +21,36 @@ class HashEmbedder:
     id = "hash:v1"
     dim = 512
 
-    def _features(self, text: str) -> list[tuple[str, float]]:
-        words = [stem(w, 4) for w in tokens(text) if w not in STOPWORDS]  # the features stored vectors hold
-        feats: list[tuple[str, float]] = [("w:" + w, 1.0) for w in words]
-        feats += [("b:" + a + " " + b, 0.5) for a, b in zip(words, words[1:])]
-        for w in words:
-            padded = f"<{w}>"
-            feats += [("c:" + padded[i : i + 3], 0.35) for i in range(len(padded) - 2)]
-        return feats
-
     def embed(self, texts: Sequence[str]) -> "np.ndarray":
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            feats = self._features(text)
-            if feats:
-                slots = [_slot(feature, self.dim) for feature, _ in feats]
-                buckets = [bucket for bucket, _ in slots]
-                values = [sign * weight for (_, sign), (_, weight) in zip(slots, feats)]
-                np.add.at(out[row], buckets, values)
+            words = [_word(w, self.dim) for w in tokens(text) if w not in STOPWORDS]
+            if words:
+                # words, then word bigrams, then each word's character trigrams: the order the sums run in
+                slots = [unigram for _, unigram, _ in words]
+                slots += [_slot("b:" + a + " " + b, self.dim, 0.5) for (a, _, _), (b, _, _) in zip(words, words[1:])]
+                for _, _, trigrams in words:
+                    slots.extend(trigrams)
+                np.add.at(out[row], [bucket for bucket, _ in slots], [value for _, value in slots])
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out
 
 
+@lru_cache(maxsize=1 << 16)
+def _word(word: str, dim: int) -> tuple[str, tuple[int, float], tuple[tuple[int, float], ...]]:
+    """A word's stem (the features stored vectors hold), its own slot and its character trigrams'
+    slots; cached, because words recur across texts far more than they vary."""
+    stemmed = stem(word, 4)
+    padded = f"<{stemmed}>"
+    return (stemmed, _slot("w:" + stemmed, dim, 1.0),
+            tuple(_slot("c:" + padded[i : i + 3], dim, 0.35) for i in range(len(padded) - 2)))
+
+
 @lru_cache(maxsize=1 << 17)
-def _slot(feature: str, dim: int) -> tuple[int, float]:
-    """Bucket and sign of one feature; cached, because words and trigrams recur across texts."""
+def _slot(feature: str, dim: int, weight: float) -> tuple[int, float]:
+    """Bucket and signed weight of one feature; cached, because words and trigrams recur across texts."""
     digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest[:4], "little") % dim, (1.0 if digest[4] & 1 else -1.0)
+    return int.from_bytes(digest[:4], "little") % dim, (weight if digest[4] & 1 else -weight)
