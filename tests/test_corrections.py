@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from mem.enrich.corrections import corrects, read, related
+from mem.enrich.corrections import OTHER, SAME, _relation, _settings, corrects, read, related
 from tests.conftest import jsonl, run_mem
 
 # (older memory, correction, correction kind, a question both answer)
@@ -254,6 +254,27 @@ def test_reading_and_deciding_never_raise(new: str, old: str, kind: str) -> None
         verdict = corrects(reading, old)
         assert verdict is None or isinstance(verdict, str)
         assert isinstance(related(reading, old), bool)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 23), st.integers(0, 59), st.sampled_from(["UTC", "every night", "after the reindex", ""]))
+def test_a_time_of_day_is_one_setting_whose_digits_are_no_other_number(hour: int, minute: int, tail: str) -> None:
+    found = _settings(f"The nightly export runs at {hour}:{minute:02d} {tail}.", plain=True)
+    assert found == {(f"{hour:02d}:{minute:02d}", "clock"): ("nightly", "export", "")}
+
+
+_SLOT_WORDS = st.lists(st.sampled_from(["api", "request", "worker", "timeout", "cache", "session", "pool", "", "redis"]),
+                       max_size=7).map(tuple)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SLOT_WORDS, _SLOT_WORDS)
+def test_a_slot_is_its_own_and_other_slots_are_other_both_ways(mine: tuple[str, ...], theirs: tuple[str, ...]) -> None:
+    words_of = lambda phrase: frozenset(w for w in phrase if w)  # noqa: E731
+    if any(mine):
+        assert _relation(mine, mine, words_of(mine), words_of(mine)) == SAME
+    forth = _relation(mine, theirs, words_of(mine), words_of(theirs)) == OTHER
+    assert forth == (_relation(theirs, mine, words_of(theirs), words_of(mine)) == OTHER)
 
 
 def test_a_correction_ranks_where_the_memory_it_superseded_would_have() -> None:

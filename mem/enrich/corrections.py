@@ -35,7 +35,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from mem.enrich.lexicon import CHANGE_MARKERS, CHANGE_VERBS, IRREGULAR_PAST, QUANTITY_HEADS, TOOLS
+from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST,
+                               QUANTITY_HEADS, TOOLS, UNITS)
 from mem.text import stem as _stem
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
@@ -43,23 +44,20 @@ __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 _NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([a-z%]+(?:/[a-z]+)?)?")
-_INFLECT = r"(?:e|es|ed|d|ing|s|ped|ping|ted|ting)?"
 
 
 def _inflections(verb: str) -> set[str]:
+    """``verb``'s forms: "move" -> moves, moved, moving; "drop" -> dropped, dropping; "cut" -> cutting."""
     root = verb[:-1] if verb.endswith("e") else verb
-    return {verb, verb + "s", verb + "es", verb + "d", root + "ed", root + "ing", verb + verb[-1] + "ed", verb + verb[-1] + "ing"}
+    return {verb, verb + "s", verb + "es", verb + "d", root + "ed", root + "ing", verb + verb[-1] + "ed",
+            verb + verb[-1] + "ing"}
 
 
 def _verbs(*roles: str) -> str:
     """The verbs of change (``lexicon.CHANGE_VERBS``) playing ``roles``, any inflection, as one regex."""
-    forms = []
-    for verb, role in CHANGE_VERBS.items():
-        if role in roles:
-            first, *rest = verb.split()
-            root = first[:-1] if first.endswith("e") else first
-            forms.append(" ".join([root + _INFLECT, *rest]))
-    return "(?:" + "|".join(sorted(forms, key=len, reverse=True)) + ")"
+    forms = [" ".join([form, *rest]) for verb, role in CHANGE_VERBS.items() if role in roles
+             for first, *rest in [verb.split()] for form in _inflections(first)]
+    return "(?:" + "|".join(sorted(map(re.escape, forms), key=len, reverse=True)) + ")"
 
 
 _MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs("change", "replace", "transfer", "undo"), _verbs("replace"),
@@ -96,20 +94,6 @@ _SHAPES = [
 # An update without a named old value: a verb of change (not "settled at") or a marker word.
 _MARKERS = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove', 'undo')}|"
                       rf"{'|'.join(sorted(CHANGE_MARKERS, key=len, reverse=True))})\b")
-_ARTICLES = frozenset({"the", "a", "an", "our", "my", "their", "its", "his", "her", "this", "that", "these", "those",
-                       "some", "all", "old", "previous", "former", "legacy", "existing", "current"})
-_FUNCTION = frozenset("""a an the and or but of to in on at for from by with as is are was were be been being it its
-this that these those we i you they he she our my their his her your them us me who which what when where how than
-then so if not no now also only just still again all any some each every there here do does did done has have had
-will would can could should may might must shall into onto over under about after before because since while until
-per via out up down off more most less very too own same other such new old one two instead longer anymore actually
-correction use used uses using run runs running ran get got set during across along among around behind beyond
-despite through within without toward towards upon unless whether plus""".split())
-
-
-# Heads that name a change rather than a value ("the pnpm switch", "the LaunchDarkly decision").
-_GENERIC = frozenset({"switch", "decision", "move", "change", "migration", "plan", "setup", "approach", "idea",
-                      "trick", "support"})
 
 
 def words(text: str) -> list[str]:
@@ -118,7 +102,7 @@ def words(text: str) -> list[str]:
 
 
 def _content_words(tokens: list[str]) -> list[str]:
-    return [_stem(IRREGULAR_PAST.get(t, t)) for t in tokens if t not in _FUNCTION and not _NUMBER.match(t) and len(t) > 1]
+    return [_stem(IRREGULAR_PAST.get(t, t)) for t in tokens if t not in FUNCTION_WORDS and not _NUMBER.match(t) and len(t) > 1]
 
 
 def _content(tokens: list[str]) -> frozenset[str]:
@@ -136,13 +120,13 @@ class Value:
     @classmethod
     def of(cls, raw: str) -> "Value | None":
         tokens = words(raw)
-        while tokens and tokens[0] in _ARTICLES:
+        while tokens and tokens[0] in ARTICLES:
             tokens = tokens[1:]
         tokens = tokens[:6]
         if not tokens:
             return None
         numbers = tuple(float(n) for n, _ in _NUM_UNIT.findall(" ".join(tokens)))
-        terms = _content([p for t in tokens for p in t.split("/") if p and p not in _GENERIC])  # "a/b": two values
+        terms = _content([p for t in tokens for p in t.split("/") if p and p not in CHANGE_HEADS])  # "a/b": two values
         if not terms and not numbers:
             return None
         return cls(" ".join(tokens), terms, numbers)
@@ -156,7 +140,7 @@ class Value:
         if not self.terms:
             return bool(self.numbers)
         missing = len(self.terms - text_terms)
-        tokens = [t for t in self.text.split() if t not in _GENERIC]
+        tokens = [t for t in self.text.split() if t not in CHANGE_HEADS]
         if phrase and len(self.terms) == 1 and len(tokens) > 1 and f" {' '.join(tokens)} " not in f" {phrase} ":
             return False
         return missing == 0 or (missing == 1 and len(self.terms) >= 4)
@@ -169,19 +153,12 @@ class Reading:
     old: tuple[Value, ...]
     new: tuple[Value, ...]
     slot: frozenset[str]
-    explicit: bool  # a change shape matched (else only a marker word or the kind)
     kind: str = "fact"
     settings: "dict[Setting, tuple[str, ...]]" = field(default_factory=dict)  # each setting -> the words before it
     # no change word and no correction kind: it only states settings ("keepalive settled at 90 seconds"),
     # so it can replace nothing but another value of the same type on the same slot
     bare: bool = False
     words: frozenset[str] = frozenset()  # the text's content words, with the parts of compound ones
-
-
-_UNITS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "ms": "ms", "millisecond": "ms",
-          "milliseconds": "ms", "min": "min", "mins": "min", "minute": "min", "minutes": "min", "h": "h", "hr": "h",
-          "hrs": "h", "hour": "h", "hours": "h", "d": "d", "day": "d", "days": "d", "week": "wk", "weeks": "wk",
-          "kb": "kb", "mb": "mb", "gb": "gb", "tb": "tb", "%": "%", "percent": "%", "m": "m", "km": "km"}
 
 
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
@@ -234,7 +211,7 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
-        if not unit or unit in _FUNCTION or unit not in _UNITS and not (len(unit) > 3 and unit.endswith("s")):
+        if not unit or unit in FUNCTION_WORDS or unit not in UNITS and not (len(unit) > 3 and unit.endswith("s")):
             # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
             name = _NAME_BEFORE.search(blanked, max(0, match.start() - 40), match.start())
             if plain and name and (name[1] in TOOLS or "." in number and text[name.start(1)].isupper()
@@ -246,7 +223,7 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
                 put((float(number), PLAIN), match.start())
             continue
         for value in (*(n for n, _ in opened), float(number)):
-            put((value, _UNITS.get(unit, _stem(unit))), opened[0][1] if opened else match.start())
+            put((value, UNITS.get(unit, _stem(unit))), opened[0][1] if opened else match.start())
         opened = []
     return out
 
@@ -264,7 +241,7 @@ def _phrase(tokens: list[str]) -> tuple[str, ...]:
         word = [token] if len(cased) > 1 and cased.isupper() else _content_words([token])  # "US", "EU": names
         if word and word[0] not in QUANTITY_HEADS and word[0] not in _CHANGE_STEMS:
             out.append(word[0])
-        elif (not word and (token in _FUNCTION or _NUMBER.match(token)) or word and word[0] in _CHANGE_STEMS) \
+        elif (not word and (token in FUNCTION_WORDS or _NUMBER.match(token)) or word and word[0] in _CHANGE_STEMS) \
                 and out and out[-1]:
             out.append("")
     return tuple(out)
@@ -330,7 +307,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
-    return Reading(tuple(old), tuple(new), frozenset(slot), bool(old), kind, settings, bare, _facts(text)[2])
+    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2])
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.

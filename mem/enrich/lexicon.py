@@ -302,3 +302,35 @@ send: sent
 build: built
 pay: paid
 """)
+
+# For ``mem.enrich.corrections``: words a value's text starts with that are not the value ("the old
+# worker"), function words (never slot or value words), and heads that name a change rather than a
+# value ("the pnpm switch", "the LaunchDarkly decision").
+ARTICLES = words("the a an our my their its his her this that these those some all old previous former legacy existing current")
+FUNCTION_WORDS = words("""
+a an the and or but of to in on at for from by with as is are was were be been being it its this that these those we i you
+they he she our my their his her your them us me who which what when where how than then so if not no now also only just
+still again all any some each every there here do does did done has have had will would can could should may might must
+shall into onto over under about after before because since while until per via out up down off more most less very too
+own same other such new old one two instead longer anymore actually correction use used uses using run runs running ran get
+got set during across along among around behind beyond despite through within without toward towards upon unless whether
+plus
+""")
+CHANGE_HEADS = words("switch decision move change migration plan setup approach idea trick support")
+
+# Units a setting's number may carry -> one spelling ("30 seconds", "30s" and "30 sec" are one value).
+UNITS = table("""
+s: s, sec, secs, second, seconds
+ms: ms, millisecond, milliseconds
+min: min, mins, minute, minutes
+h: h, hr, hrs, hour, hours
+d: d, day, days
+wk: week, weeks
+kb: kb
+mb: mb
+gb: gb
+tb: tb
+%: %, percent
+m: m
+km: km
+""")
