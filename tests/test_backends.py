@@ -85,6 +85,19 @@ def test_correction_supersedes_and_search_hides_the_old_one(backend: str) -> Non
     assert stored["superseded_by"] == new["id"]
 
 
+def test_an_older_fact_imported_after_its_correction_ends_superseded(backend: str) -> None:
+    # no neighbour (cosine .28) and no shared entity: found by the older fact's own words
+    newer = {"text": "Release notes moved from the wiki to changelogs generated on tag.",
+             "created_at": "2026-05-02T09:00:00Z"}
+    older = {"text": "Every sprint somebody writes the release notes by hand in the team wiki, copying merged PR titles "
+                     "one at a time.", "created_at": "2026-05-01T09:00:00Z"}
+    first = cli("import", "-", "--now", "2026-05-03T00:00:00Z", input=jsonl(newer))
+    second = cli("import", "-", "--now", "2026-05-03T00:00:00Z", input=jsonl(older))
+    assert first.code == 0 and second.code == 0, (first, second)
+    outcome = second.records[0]
+    assert outcome["status"] == "superseded" and outcome["superseded_by"] == first.records[0]["id"], outcome
+
+
 def test_a_named_window_holds_what_happened_or_was_said_in_it(backend: str) -> None:
     told = cli("add", "-", input=jsonl(
         {"text": "Last week we migrated the billing worker to the new queue", "created_at": "2023-06-02T10:00:00Z"},
