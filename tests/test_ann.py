@@ -350,3 +350,56 @@ def test_the_default_embedder_runs_in_a_process_that_loaded_the_graph_library_fi
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "(1, 384)"
+
+
+def test_a_graph_that_keeps_failing_the_check_is_skipped_and_asked_again_now_and_then(tmp_path: Path, monkeypatch):
+    """Where most graph answers fail the sample's check (templated hash vectors at a million), each
+    query would pay the graph, the check and the scan: the scan alone answers, the same rows."""
+    monkeypatch.setattr(ann, "SAMPLE_MIN", 100)
+    monkeypatch.setattr(ann, "SAMPLE", 0.1)
+    matrix = _vectors(N)
+    queries = _vectors(3 * V.GRAPH_TRIAL + 2 * V.GRAPH_RETRY, seed=5)
+    with _open(tmp_path / "v.db", matrix) as store:
+        index = _warm(store)
+        index.nearest(queries[0], 10, "a")  # builds the graph
+        index._graph_record = (0, 0)
+        asked = []
+        reachable = ann.Graph.search
+
+        def poor(self, query, count):  # a graph whose answers always miss the true best rows
+            asked.append(1)
+            return reachable(self, query, count + 200)[200:]
+
+        monkeypatch.setattr(ann.Graph, "search", poor)
+        for q in queries[: V.GRAPH_TRIAL]:
+            assert index.nearest(q, 10, "a") == _exact(index, q, 10, "a")
+        assert len(asked) == V.GRAPH_TRIAL  # every query tried the graph, every answer failed the check
+        asked.clear()
+        rest = queries[V.GRAPH_TRIAL :]
+        for q in rest:
+            assert index.nearest(q, 10, "a") == _exact(index, q, 10, "a")
+        assert len(asked) == len(rest) // V.GRAPH_RETRY  # skipped, asked one query in GRAPH_RETRY
+        monkeypatch.setattr(ann.Graph, "search", reachable)  # the graph is good again (the data changed)
+        asked_good = 0
+        for q in queries:
+            before = index._graph_record[0]
+            index.nearest(q, 10, "a")
+            asked_good += index._graph_record[0] != before
+        assert asked_good > len(queries) // 2  # noticed: asked on most queries again
+
+
+def test_the_scan_s_pool_grows_with_the_rows(tmp_path: Path, monkeypatch):
+    """A projection ranks more rows above a true top row the more rows there are: the rough pool
+    grows by COARSE_POOL x k every COARSE_CROWD_ROWS rows, and its best rows are the exact ones."""
+    monkeypatch.setattr(ann, "MIN_SCAN", 10**12)  # the scan itself
+    monkeypatch.setattr(V, "COARSE_MIN_ROWS", 300)
+    monkeypatch.setattr(V, "COARSE_DIMS", 8)
+    monkeypatch.setattr(V, "COARSE_ENERGY", 0.0)
+    monkeypatch.setattr(V, "COARSE_CROWD_ROWS", 400)
+    matrix = _vectors(N)
+    with _open(tmp_path / "v.db", matrix) as store:
+        index = _warm(store)
+        q = _vectors(1, seed=9)[0]
+        hits = index.nearest(q, 10, "a")
+        assert index._coarse_pool(10) == V.COARSE_POOL * 10 * 3  # 1,200 rows: three crowds of 400
+        assert [r for r, _ in hits] == (np.argsort(-(matrix @ q), kind="stable")[:10] + 1).tolist()

@@ -42,6 +42,12 @@ COARSE_ENERGY = 0.9  # projections keeping less of the vectors' energy (e.g. has
 # The coarse pass of nearest_many keeps rough cosines down to floor - COARSE_MARGIN: a projection keeping
 # 90 % of the energy is off by less than that for nearly every pair (and the pool is rescored exactly).
 COARSE_MARGIN = 0.1
+COARSE_CROWD_ROWS = 500_000  # the pool grows by COARSE_POOL x k for every this many rows (see _coarse_pool)
+# The graph is skipped while over GRAPH_USEFUL of its last answers (at least GRAPH_TRIAL) failed the
+# sample's check, asked again one query in GRAPH_RETRY: on a million templated hash vectors 86 % fail.
+GRAPH_TRIAL = 32
+GRAPH_USEFUL = 0.5
+GRAPH_RETRY = 16
 BLOCK = 64  # queries per matrix product in nearest_many: 64 x 100k floats = 25 MB at a time
 GRAPH_INLINE_ROWS = 20_000  # a graph of fewer rows is built before the search that needs it (seconds), larger ones in a thread
 
@@ -63,6 +69,8 @@ class VectorIndex:
         self._building: Any = None  # (thread, result holder) while a large graph is built
         self._members: dict[int, Any] = {}  # scope code -> (mask, positions) of its rows, for this count
         self._sample: Any = None  # (count, positions, their rows) checked after each graph search, until the matrix changes
+        self._graph_record: tuple[float, float] = (0, 0)  # (recent graph answers checked, those that failed the check)
+        self._graph_skipped = 0  # queries since the graph was last asked
 
     @property
     def warm(self) -> bool:
@@ -93,23 +101,24 @@ class VectorIndex:
                 return []
             mask, members = self._scope_rows(code)
         graph = self._graph()
-        if graph is not None:
+        if graph is not None and self._graph_worth_asking():
             hits = self._nearest_by_graph(graph, q, k, mask, self.count if members is None else len(members))
             if hits is not None:
                 return hits
+        pool = self._coarse_pool(k)
         if members is not None and 2 * len(members) < self.count:
             # A scope holding under half the rows: read only its rows (the mask below then keeps all).
-            if self.projected is not None and COARSE_POOL * k < len(members):
+            if self.projected is not None and pool < len(members):
                 rough = self.projected[members] @ (self.basis.T @ q)
-                rows = members[np.argpartition(-rough, COARSE_POOL * k - 1)[: COARSE_POOL * k]]
+                rows = members[np.argpartition(-rough, pool - 1)[:pool]]
             else:
                 rows = members
-        elif self.projected is not None and COARSE_POOL * k < self.count:
+        elif self.projected is not None and pool < self.count:
             # Coarse pass in the projected space (a third of the bytes to read), exact rescoring of the pool.
             rough = self.projected[: self.count] @ (self.basis.T @ q)
             if mask is not None:
                 rough = np.where(mask, rough, -np.inf)
-            rows = np.argpartition(-rough, COARSE_POOL * k - 1)[: COARSE_POOL * k]
+            rows = np.argpartition(-rough, pool - 1)[:pool]
         else:
             rows = np.arange(self.count)
         sims = self.matrix[rows] @ q if len(rows) < self.count else self.matrix[: self.count] @ q
@@ -120,6 +129,37 @@ class VectorIndex:
         # Sort by similarity, ties by rowid, so results never depend on partition order.
         order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
         return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
+
+    def _coarse_pool(self, k: int) -> int:
+        """Rough candidates rescored exactly for a top ``k``: ``COARSE_POOL`` x k, once more for every
+        ``COARSE_CROWD_ROWS`` rows. The more rows, the more of them a projection that drops a tenth
+        of the energy ranks above a true top-10 row: at a million hash vectors a pool of 1,000 held
+        .966 of the exact top 10, 2,000 held .986 (bench/README.md, "A million memories")."""
+        return COARSE_POOL * k * max(1, -(-self.count // COARSE_CROWD_ROWS))
+
+    def _graph_worth_asking(self) -> bool:
+        """Whether to ask the graph first: not while most recent answers failed the sample's check
+        (each such query paid the graph, the check and the scan; the scan alone answers it the
+        same). One query in ``GRAPH_RETRY`` still asks, so a graph that becomes useful again
+        (the data changed) is noticed: one good answer then starts a fresh trial."""
+        self._graph_skipped += 1
+        if not self._graph_failing() or self._graph_skipped >= GRAPH_RETRY:
+            self._graph_skipped = 0
+            return True
+        return False
+
+    def _graph_failing(self) -> bool:
+        tries, misses = self._graph_record
+        return tries >= GRAPH_TRIAL and misses > GRAPH_USEFUL * tries
+
+    def _note_graph(self, missed: bool) -> None:
+        if self._graph_failing() and not missed:
+            self._graph_record = (0, 0)
+            return
+        tries, misses = self._graph_record
+        if tries >= 2 * GRAPH_TRIAL:  # a moving window: the older half counts half
+            tries, misses = tries / 2, misses / 2
+        self._graph_record = (tries + 1, misses + missed)
 
     def _scope_rows(self, code: int) -> "tuple[np.ndarray, np.ndarray]":
         """(mask, positions) of one scope's rows, kept until the matrix changes (a million-row
@@ -180,7 +220,9 @@ class VectorIndex:
             near &= mask[picked]
         suspects = picked[near]
         suspects = suspects[~np.isin(suspects, found)]
-        return bool(len(suspects)) and bool((self.matrix[suspects] @ q > kth).any())
+        missed = bool(len(suspects)) and bool((self.matrix[suspects] @ q > kth).any())
+        self._note_graph(missed)
+        return missed
 
     def _positions(self, rowids: "np.ndarray") -> "np.ndarray":
         """Matrix rows of ``rowids`` (those the matrix holds)."""
