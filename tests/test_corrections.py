@@ -157,6 +157,8 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
                   "Reminder: amounts stay integer cents in bigint columns, never floats.", "fact", ""),
         # the same unit on another slot, with no change word
         "other_slot": ("The API request timeout is 30 seconds.", "The API worker timeout is 60 seconds.", "fact", ""),
+        # ... and with a change word: still another slot
+        "other_slot_now": ("The API request timeout is 30 seconds.", "The API worker timeout is now 60 seconds.", "fact", ""),
         # versions of one tool on clusters named apart
         "other_cluster": ("The EU cluster runs Postgres 15 for the booking service.",
                           "The US cluster now runs Postgres 16 for the booking service.", "fact", ""),
@@ -182,7 +184,8 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
     # unsure, not unrelated: a close neighbour would get an open contradiction (ranked newer first)
     assert related(read(pairs["narrower"][1]), pairs["narrower"][0])
     assert not related(read("The worker pool has 60 seconds of backoff."), pairs["other_slot"][0])
-    assert not related(read(pairs["other_slot"][1]), pairs["other_slot"][0])  # another head: no contradiction either
+    for key in ("other_slot", "other_slot_now"):  # another qualifier on the head: no contradiction either
+        assert not related(read(pairs[key][1]), pairs[key][0]), key
 
 
 def test_a_setting_on_a_slot_qualified_apart_is_no_contradiction_and_verify_passes() -> None:
