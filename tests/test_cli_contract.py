@@ -300,7 +300,10 @@ def test_ctrl_c_during_a_batch_reports_what_committed_and_how_to_resume(tmp_path
     source.write_text(jsonl(*({"text": f"imported note {i}: service {i % 97} deploys on day {i}"} for i in range(2000))))
     db = Path(os.environ["MEM_DB"])
     args = ["import", str(source), "-q"] if command == "import" else ["add", "-"]
-    proc = subprocess.Popen([sys.executable, "-m", "mem", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    from bench.crash import mem_command
+
+    # a bulk import commits 2,048 records a transaction: a smaller chunk gives the interrupt several to land between
+    proc = subprocess.Popen(mem_command(*args, chunk=256), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             stdin=source.open("rb"))
     deadline = time.monotonic() + 90
     stored = 0
