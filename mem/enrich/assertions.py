@@ -126,7 +126,9 @@ from mem.enrich.lexicon import (  # noqa: E402  (data, after the lazy-regex help
     GENERIC_HEADS as _GENERIC_HEADS, GENERIC_MODS as _GENERIC_MODS, GENERIC_SUBJECTS as _GENERIC_SUBJECTS,
     LANGUAGES as _LANGUAGES, PRONOUNS as _PRONOUNS, SETTING_WORDS as _SETTING_WORDS, SLOT_SUBJECTS as _SLOT_SUBJECTS,
     STATUS as _STATUS, SUBJECT_SYNONYMS as _SUBJECT_SYNONYMS, TOKEN_SYNONYMS as _TOKEN_SYNONYMS, TOOLS as _TOOLS,
-    VALUE_ALIASES as _VALUE_ALIASES,
+    VALUE_ALIASES as _VALUE_ALIASES, NOT_SUBJECTS as _BAD_SUBJECT_TOKENS, NOT_SUBJECT_STARTS as _SUBJECT_BAD_START,
+    NOT_TOOLS as _NOT_TOOLS, PREPOSITIONS as _PREPOSITIONS, REWRITE_VERBS as _REWRITE_VERBS, TOOL_VERBS as _TOOL_VERBS,
+    LABEL_WORDS as _LABEL_WORDS,
 )
 
 _PERSONS = frozenset({"i"})
@@ -310,15 +312,8 @@ _ENV_RE = "|".join(sorted((re.escape(k) for k in _ENV_WORDS), key=len, reverse=T
 _SUBJ_QUALIFIER = _lazy(rf"^(?P<x>.+?)\s+(?:in|on|for)\s+(?:the\s+)?(?P<env>{_ENV_RE})$")
 _VALUE_QUALIFIER = _lazy(rf"^(?P<x>.+?)\s+(?:in|on|for)\s+(?:the\s+)?(?P<env>{_ENV_RE})"
                          rf"(?:\s+environment)?$")
-_SUBJECT_BAD_START = frozenset({"via", "with", "through", "from", "to", "in", "on", "at", "by",
-                                "for", "of", "against", "into", "onto", "over", "as", "then",
-                                "than", "like"})
 _OF_PHRASE = _lazy(r"^(?P<a>[\w-]+(?: [\w-]+){0,2}) (?:for|of) (?:the |our |a |an |all )?"
                    r"(?P<b>[\w./-]+(?: [\w./-]+){0,2})$")
-_BAD_SUBJECT_TOKENS = frozenset({"we", "i", "you", "they", "he", "she", "if", "when", "which",
-                                 "what", "who", "think", "said", "says", "know", "believe", "there",
-                                 "because", "and", "or", "is", "are", "was", "were", "to", "should",
-                                 "must", "will", "use", "uses", "used", "using", "not", "whether"})
 _ATTR_SUFFIX = _lazy(r"^(?P<s>.+?)\s+(?P<a>version|port number|port|owner|owners|maintainer|"
                      r"maintainers|language|status|location|path|host|hosting|deploy target|"
                      r"deployment target|hosting provider|ownership|expiry|expiration|ttl)$")
@@ -856,14 +851,6 @@ class _Clause:
 
 
 # Words that start a manner or schedule, not a tool: "tests run in parallel", "runs every hour".
-_PREPOSITIONS = frozenset({"in", "on", "with", "for", "to", "from", "by", "at", "of", "as", "into",
-                           "onto", "over", "via", "against", "about", "like", "than"})
-_NOT_TOOLS = frozenset({"parallel", "serial", "series", "sequence", "background", "foreground",
-                        "isolation", "order", "batches", "every", "each", "daily", "nightly",
-                        "hourly", "weekly", "monthly", "once", "twice", "at", "all", "any", "both",
-                        "production", "prod", "staging", "ci", "dev", "development", "locally",
-                        "local", "cron", "it", "them", "this", "that", "under", "about", "less",
-                        "more", "up", "out", "into", "between", "minutes", "seconds", "hours"})
 _COUNT_NOUN = _lazy(r"^(?P<n>\d[\d,.]*)\s+(?P<noun>[a-z][\w-]*(?:\s[a-z][\w-]*)?)$")
 _PREF_PURPOSE = _lazy(r"^(?P<v>.+?)\s+(?:for|when)\s+(?P<p>.+)$")
 _DESCRIBED = _lazy(r"^(?P<kind>.+?)\s+(?P<how>written|implemented|coded|built|powered|backed)\s+"
@@ -871,13 +858,6 @@ _DESCRIBED = _lazy(r"^(?P<kind>.+?)\s+(?P<how>written|implemented|coded|built|po
 _QUALIFIER_PREPS = ("on ", "in ", "for ", "at ", "across ")
 _PURPOSE = _lazy(r"^(?P<v>.+?)\s+(?:for|as|to handle|to manage|to run|to power|in|on|across|"
                  r"throughout|when)\s+(?P<p>.+)$")
-_TOOL_VERBS = frozenset({"switched", "switch", "switching", "moved", "move", "moving", "migrated",
-                         "migrate", "migrating", "swapped", "swap", "transitioned", "transition",
-                         "went", "go", "going", "replaced", "replace", "reverted", "revert",
-                         "returned", "return"})
-_REWRITE_VERBS = frozenset({"rewrote", "rewrite", "rewritten", "rewriting", "ported", "port",
-                            "porting", "converted", "convert", "write", "wrote", "written",
-                            "implemented", "implement"})
 
 # --------------------------------------------------------------------------------------------
 # The pattern table. Each clause is tried against these in order; the first handler that
@@ -892,15 +872,14 @@ _AUX = (r"(?:(?:are|am|is|was|were|have been|has been|had been|have|has|had|will
         r"officially|generally|usually|typically|mainly|entirely|fully|already|all)\s+)*")
 _S = r"(?P<s>[^,;:=]+?)"            # a subject phrase (lazy)
 _WE = r"(?:(?:we|i|you|they|the team|our team)\s+)?"
-_CHANGE_VERBS = (r"switched|switch|switching|moved|move|moving|migrated|migrate|migrating|changed|"
-                 r"change|changing|swapped|swap|transitioned|transition|went|upgraded|upgrade|"
-                 r"upgrading|downgraded|downgrade|bumped|bump|raised|raise|lowered|lower|increased|"
-                 r"increase|decreased|decrease|reduced|reduce|updated|update|ported|converted|"
-                 r"rewrote|rewritten|rolled back|reverted")
-_SET_VERBS = (r"set|configured|configure|changed|change|switched|switch|moved|move|migrated|"
-              r"migrate|upgraded|upgrade|updated|update|bumped|bump|raised|raise|lowered|lower|"
-              r"increased|increase|decreased|decrease|reduced|reduce|pinned|pin|locked|lock|"
-              r"downgraded|downgrade|capped|cap|limited|limit|rolled back|reverted")
+# Verbs of a change that names its new value; "from A to B" takes a few more, "set X to" others.
+# (Order is free: every plain-word alternation is factored into a sorted prefix trie, see _p.)
+_ADJUST_VERBS = (r"switched|switch|moved|move|migrated|migrate|changed|change|upgraded|upgrade|downgraded|downgrade|"
+                 r"bumped|bump|raised|raise|lowered|lower|increased|increase|decreased|decrease|reduced|reduce|"
+                 r"updated|update|rolled back|reverted")
+_CHANGE_VERBS = _ADJUST_VERBS + (r"|switching|moving|migrating|changing|swapped|swap|transitioned|transition|went|"
+                                 r"upgrading|ported|converted|rewrote|rewritten")
+_SET_VERBS = _ADJUST_VERBS + r"|set|configured|configure|pinned|pin|locked|lock|capped|cap|limited|limit"
 _USE_VERBS = (r"uses|use|used|using|utilizes|utilize|leverages|leverage|relies on|rely on|"
               r"relying on|depends on|depend on|depending on|chose|choose|chosen|picked|pick|"
               r"selected|select|went with|go with|going with|settled on|settle on|adopted|adopt|"
@@ -915,12 +894,6 @@ Handler = Callable[[re.Match[str], _Clause, bool], bool]
 def _h_works(m: re.Match[str], c: _Clause, pol: bool) -> bool:
     v, _ = _normalize_value(m["v"])
     c.add("i", "works_at", v, pol if m["verb"] not in ("left", "quit") else not pol)
-    return bool(v)
-
-
-def _h_lives(m: re.Match[str], c: _Clause, pol: bool) -> bool:
-    v, _ = _normalize_value(m["v"])
-    c.add("i", "location", v, pol)
     return bool(v)
 
 
@@ -1134,9 +1107,6 @@ def _h_assign(m: re.Match[str], c: _Clause, pol: bool) -> bool:
     return c.state(s, m["v"], pol, "assign")
 
 
-_LABEL_WORDS = frozenset({"note", "todo", "update", "fyi", "important", "decision", "correction",
-                          "tip", "warning", "example", "e.g", "i.e", "context", "summary", "q", "a",
-                          "question", "answer", "user", "assistant", "status", "result", "error"})
 
 
 def _trie(words: list[str]) -> str:
@@ -1227,8 +1197,8 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
     # --- conversational first-person facts: "I work at Google", "I live in Berlin" ---
     ("works_at", *_verb(r"i\s+" + _AUX, r"work|works|worked|working|employed|joined|started at|left|quit",
                         r"\s+(?:(?:at|for|with)\s+)?(?P<v>.+)"), _h_works),
-    ("lives_in", *_verb(r"(?:i|user|the user)\s+" + _AUX, r"live|lives|living|lived|moved|relocated|based",
-                        r"\s+(?:in|to)\s+(?P<v>.+)"), _h_lives),
+    ("lives_in", *_verb(r"(?P<s>i|user|the user)\s+" + _AUX, r"live|lives|living|lived|moved|relocated|based",
+                        r"\s+(?:in|to)\s+(?P<v>.+)"), _h_location),  # "user" and "the user" are "i"
 
     # --- changes with both ends: "we switched from Y to Z for X", "X moved from Y to Z" ---
     # (the tail after "from" is split in Python: four lazy groups in one regex backtrack badly)

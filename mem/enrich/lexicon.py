@@ -257,6 +257,32 @@ all anything both everything he here it nobody nothing one she some someone some
 there these they this those what which who
 """)
 
+# A subject holding one of these is a fragment ("we think X"), as is one starting "via github actions".
+NOT_SUBJECTS = words("""
+we i you they he she if when which what who think said says know believe there because and or is are was were to
+should must will use uses used using not whether
+""")
+NOT_SUBJECT_STARTS = words("via with through from to in on at by for of against into onto over as then than like")
+# Words that start a manner or schedule, not a tool: "tests run in parallel", "runs every hour".
+NOT_TOOLS = words("""
+parallel serial series sequence background foreground isolation order batches every each daily nightly hourly weekly
+monthly once twice at all any both production prod staging ci dev development locally local cron it them this that
+under about less more up out into between minutes seconds hours
+""")
+PREPOSITIONS = words("in on with for to from by at of as into onto over via against about like than")
+# Verbs whose change is of a tool ("switched to X") or of a language ("rewrote X in Rust").
+TOOL_VERBS = words("""
+switched switch switching moved move moving migrated migrate migrating swapped swap transitioned transition went go
+going replaced replace reverted revert returned return
+""")
+REWRITE_VERBS = words("rewrote rewrite rewritten rewriting ported port porting converted convert write wrote written "
+                      "implemented implement")
+# "Note: ..." or "Q: ..." is a label, not a setting named "note".
+LABEL_WORDS = words("""
+note todo update fyi important decision correction tip warning example e.g i.e context summary q a question answer
+user assistant status result error
+""")
+
 # Abbreviations folded anywhere in a subject.
 TOKEN_SYNONYMS = table("""
 database: db, dbs
