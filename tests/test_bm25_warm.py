@@ -106,3 +106,22 @@ def test_a_batch_of_searches_answers_like_single_searches(tmp_path: Path):
         assert single.records, ask
         assert [(h["id"], h["score"]) for h in single.records] == \
             [(h["id"], h["score"]) for h in batch.records if h["query_line"] == line], ask
+
+
+def test_a_word_s_scores_are_computed_once_until_a_write_changes_the_counts(tmp_path: Path, monkeypatch):
+    """At a million memories one common word's postings cost most of the channel: its scores are kept
+    while the index's row and token counts (every idf, the average length) stay the same."""
+    db = tmp_path / "m.db"
+    with Store.open(db) as store, Store.open(db) as other:
+        ctx = _context(store, db)
+        _add(ctx, ["Redis holds the cache for billing", "Bob owns the billing pool", "The deploy runs nightly"])
+        _warm(store)
+        computed: list[int] = []
+        score = terms.phrase_scores
+        monkeypatch.setattr(terms, "phrase_scores", lambda rowids, *a: computed.append(len(rowids)) or score(rowids, *a))
+        _agree(store, "billing cache", "test")
+        _agree(store, "billing owner", "test")
+        assert len(computed) == 3  # billing, cache, owner: billing's scores reused
+        _add(_context(other, db), ["The billing cache moved to Memcached"])  # another writer: new counts
+        _agree(store, "billing cache", "test")
+        assert len(computed) == 5

@@ -54,6 +54,11 @@ class TermIndex:
         self.total = 0.0  # tokens in the FTS index (FTS5's xColumnTotalSize)
         self.postings: dict[str, tuple[Any, Any, Any]] = {}  # token -> (rowids, column ids, offsets), by rowid
         self.phrases: dict[tuple[str, ...], tuple[Any, Any]] = {}  # stems -> (rowids, weighted tf)
+        # stems -> (rowids, BM25 contribution), valid while the index's row and token counts (so every
+        # idf and the average length) are those of scored_for: at a million memories scoring one
+        # common word's 380k postings took most of the channel's time, and words recur across queries
+        self.scored: dict[tuple[str, ...], tuple[Any, Any]] = {}
+        self.scored_for: tuple[int, float] | None = None
 
     # ---------------------------------------------------------------------------------- search
     def search(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]] | None:
@@ -71,11 +76,21 @@ class TermIndex:
             return []
         stems = index_terms(self.store, terms)
         # Query order: each row's score sums its phrases in FTS5's order.
-        phrases = [self._phrase(stems[term]) for term in terms if stems[term]]  # a term without tokens matches nothing
-        matched, values = bm25_scores(phrases, self.lengths, self.rows, self.total)
+        if self.scored_for != (self.rows, self.total):
+            self.scored.clear()
+            self.scored_for = (self.rows, self.total)
+        parts = [self._scored(stems[term]) for term in terms if stems[term]]  # a term without tokens matches nothing
+        matched, values = combine_scores(parts)
         if scope is None or only_scope(self.store, scope):
             return _best(matched, values, k)
         return best_in_scope(self.store, matched, values, k, scope)
+
+    def _scored(self, stems: tuple[str, ...]) -> tuple[Any, Any]:
+        cached = self.scored.get(stems)
+        if cached is None:
+            rowids, tf = self._phrase(stems)
+            cached = self.scored[stems] = (rowids, phrase_scores(rowids, tf, self.lengths, self.rows, self.total))
+        return cached
 
     # ------------------------------------------------------------------------------- postings
     def _phrase(self, stems: tuple[str, ...]) -> tuple[Any, Any]:
@@ -107,6 +122,7 @@ class TermIndex:
             if len(self.postings) >= MAX_TOKENS_CACHED:
                 self.postings.clear()
                 self.phrases.clear()
+                self.scored.clear()
             rows = fts.fts_instances(self.store, stem, self.loaded_max)
             cached = _arrays(rows)
             self.postings[stem] = cached
@@ -131,6 +147,7 @@ class TermIndex:
         self.rows, self.total = 0, 0.0
         self.postings.clear()
         self.phrases.clear()
+        self.scored.clear()
 
     def _append(self, newest: int) -> None:
         """Rows ``loaded_max < rowid <= newest``: their sizes, and their postings of cached tokens."""
@@ -161,6 +178,7 @@ class TermIndex:
                 self.postings[stem] = tuple(np.concatenate([a, b]) for a, b in zip(old, new))  # type: ignore[assignment]
             if fresh:
                 self.phrases.clear()
+                self.scored.clear()
         self.loaded_max = newest
 
 
@@ -168,26 +186,36 @@ def bm25_scores(phrases: list[tuple[Any, Any]], lengths: Any, rows: int, total: 
     """``(matched rowids, scores)`` of the OR of ``phrases``, each ``(rowids, weighted tf)``: FTS5's
     formula in FTS5's order of operations, ``lengths[rowid]`` the row's token count, ``rows`` and
     ``total`` the index's row and token counts. Both backends' warm indexes score with it."""
+    return combine_scores([(rowids, phrase_scores(rowids, tf, lengths, rows, total)) for rowids, tf in phrases])
+
+
+def phrase_scores(rowids: Any, tf: Any, lengths: Any, rows: int, total: float) -> Any:
+    """One phrase's BM25 contribution to each of its rows (``rowids`` unique): ``idf * tf * (k1 + 1) /
+    (tf + k1 * (1 - b + b * D / avgdl))``, FTS5's idf clamped to ``IDF_FLOOR``."""
+    hits = len(rowids)
+    if hits == 0:
+        return tf[:0]
+    avgdl = total / rows if rows else 0.0
+    idf = math.log((rows - hits + 0.5) / (hits + 0.5))
+    if idf <= 0.0:
+        idf = IDF_FLOOR
+    size = lengths[rowids]
+    return idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / avgdl)))
+
+
+def combine_scores(parts: list[tuple[Any, Any]]) -> tuple[Any, Any]:
+    """``(matched rowids, summed scores)`` of ``(rowids, contributions)`` parts, each row's sum taken in
+    the parts' order (FTS5's: the query's phrases in turn)."""
     import numpy as np
 
-    avgdl = total / rows if rows else 0.0
-    parts_rows: list[Any] = []
-    parts_scores: list[Any] = []
-    for rowids, tf in phrases:
-        hits = len(rowids)
-        if hits == 0:
-            continue
-        idf = math.log((rows - hits + 0.5) / (hits + 0.5))
-        if idf <= 0.0:
-            idf = IDF_FLOOR
-        size = lengths[rowids]
-        parts_rows.append(rowids)
-        parts_scores.append(idf * ((tf * (K1 + 1.0)) / (tf + K1 * (1 - B + B * size / avgdl))))
-    if not parts_rows:
+    parts = [(rowids, scores) for rowids, scores in parts if len(rowids)]
+    if not parts:
         empty = np.zeros(0, dtype=np.int64)
         return empty, np.zeros(0)
-    rowids = np.concatenate(parts_rows)
-    scores = np.bincount(rowids, weights=np.concatenate(parts_scores))  # adds in array order
+    if len(parts) == 1:  # unique rowids, sorted: nothing to add up (0.0 + x is x)
+        return parts[0]
+    rowids = np.concatenate([r for r, _ in parts])
+    scores = np.bincount(rowids, weights=np.concatenate([v for _, v in parts]))  # adds in array order
     matched = np.flatnonzero(scores)  # every match scores > 0 (idf >= IDF_FLOOR, tf > 0)
     return matched, scores[matched]
 
