@@ -70,20 +70,16 @@ class _LazyRe:
         self.transform = transform
 
     def __getattr__(self, name: str) -> Any:  # only reached while a slot is still empty
-        if name not in _LAZY_METHODS:
+        methods = self.__slots__[3:]
+        if name not in methods:
             raise AttributeError(name)
-        source = self.transform(self.pattern) if self.transform else self.pattern
-        rx = re.compile(source, self.flags)
-        for method in _LAZY_METHODS:
+        rx = re.compile(self.transform(self.pattern) if self.transform else self.pattern, self.flags)
+        for method in methods:
             setattr(self, method, getattr(rx, method))
         return getattr(rx, name)
 
 
-_LAZY_METHODS = ("match", "fullmatch", "search", "sub", "subn", "split", "finditer", "findall")
-
-
-def _lazy(pattern: str, flags: int = 0) -> _LazyRe:
-    return _LazyRe(pattern, flags)
+_lazy = _LazyRe  # a plain pattern; the table's go through _p, which factors their word alternations
 
 
 @dataclass(frozen=True)
@@ -1009,12 +1005,10 @@ def _h_host(m: re.Match[str], c: _Clause, pol: bool) -> bool:
 
 
 def _h_status_verb(m: re.Match[str], c: _Clause, pol: bool) -> bool:
-    status = _STATUS.get(m["verb"]) or _STATUS.get(m["verb"] + "d") or _STATUS.get(m["verb"] + "ed")
-    if not status:
-        status = {"enable": "enabled", "disable": "disabled", "turn on": "enabled",
-                  "turn off": "disabled", "archive": "archived", "deprecate": "deprecated",
-                  "pause": "paused", "freeze": "frozen", "froze": "frozen", "killed": "removed",
-                  "shut down": "removed", "shutdown": "removed"}.get(m["verb"], m["verb"])
+    verb = m["verb"]  # "disabled", "disable" + "d", "pause" + "d", else the irregular ones
+    status = _STATUS.get(verb) or _STATUS.get(verb + "d") or _STATUS.get(verb + "ed") or {
+        "turn on": "enabled", "turn off": "disabled", "freeze": "frozen", "froze": "frozen", "killed": "removed",
+        "shut down": "removed", "shutdown": "removed"}.get(verb, verb)
     return c.state(m["s"], status, pol)
 
 
@@ -1211,10 +1205,6 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
                            r"\s+(?:with|by)\s+(?P<new>.+?)" + _FOR_SLOT), _h_replace),
 
     # --- ports: "X listens on port 8080", "X port is 8080", "X runs on localhost:5173" ---
-    ("port_of", _T("port"),
-     _p(r"^(?:the\s+)?port\s+(?:for|of)\s+(?P<s>.+?)\s+(?:is|=|:|was|has been)\s+(?:now\s+)?"
-        r"(?P<p>\d{2,5})$"),
-     _h_port),
     ("serve_on_port", *_done(r"serve|serves|run|runs|expose|exposes|bind|binds|start|starts|host|hosts|deploy|deploys|"
                              r"moved|moves|move|changed|switched", r"on|at|to", r"(?:port\s+|:)(?P<p>\d{2,5})\b.*"),
      _h_port),
