@@ -1205,6 +1205,9 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
                            r"\s+(?:with|by)\s+(?P<new>.+?)" + _FOR_SLOT), _h_replace),
 
     # --- ports: "X listens on port 8080", "X port is 8080", "X runs on localhost:5173" ---
+    ("port_of", _T("port"),  # also where the copula cannot take it: a long subject before "=" or ":"
+     _p(r"^(?:the\s+)?port\s+(?:for|of)\s+(?P<s>.+?)\s+(?:is|=|:|was|has been)\s+(?:now\s+)?(?P<p>\d{2,5})$"),
+     _h_port),
     ("serve_on_port", *_done(r"serve|serves|run|runs|expose|exposes|bind|binds|start|starts|host|hosts|deploy|deploys|"
                              r"moved|moves|move|changed|switched", r"on|at|to", r"(?:port\s+|:)(?P<p>\d{2,5})\b.*"),
      _h_port),
