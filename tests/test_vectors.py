@@ -89,3 +89,22 @@ def test_similarities_read_the_warm_matrix(tmp_path: Path):
         sims = dict(zip(rowids.tolist(), cosines.tolist()))
     assert set(sims) == {1, 3} and sims[1] == pytest.approx(1.0, abs=1e-5)
     assert sims[3] == pytest.approx(float(matrix[2] @ matrix[0]), abs=1e-5)
+
+
+def test_the_matrix_is_read_into_one_allocation_and_grows_for_new_rows(tmp_path: Path):
+    """A million rows grown by doubling copied the matrix again and again (and held two copies at
+    the last step): the load reserves room for every vector at once."""
+    rng = np.random.default_rng(3)
+    matrix = _unit(rng.normal(size=(3000, 8)))
+    with _store(tmp_path / "v.db", matrix, ["a"] * 3000) as store:
+        assert store.vectors_at_most() == 3000 and store.vectors_at_most(2990) == 10
+        index = V.VectorIndex(store)
+        index.queries = 99
+        index.nearest(matrix[0], 5, "a")
+        assert len(index.matrix) == 3000 and index.count == 3000  # doubling from 1,024 would hold 4,096
+        with store.write():
+            memory = Memory(id="01909999-0000-7000-8000-000000000000", text="one more", scope="a",
+                            created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z", content_hash="x")
+            store.put_vectors([(store.insert_memory(memory), "a", matrix[1])])
+        assert [r for r, _ in index.nearest(matrix[1], 2, "a")] == [2, 3001]
+        assert index.count == 3001

@@ -396,6 +396,14 @@ class Store:
     def max_vector_rowid(self) -> int:
         return int(self.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM vectors").fetchone()[0])
 
+    def vectors_at_most(self, after: int = 0) -> int:
+        """At most how many vectors have rowid > ``after`` (each is a memory's): cheap, for preallocating."""
+        top = self.max_vector_rowid()
+        if top <= after:
+            return 0
+        memories = self.conn.execute("SELECT COUNT(*) FROM memories WHERE rowid > ?", (after,)).fetchone()[0]
+        return min(top - after, int(memories))
+
     def vector_dim(self) -> int | None:
         bound = self.embedder_id()
         return bound[1] if bound else None
