@@ -1012,6 +1012,10 @@ def _h_status_verb(m: re.Match[str], c: _Clause, pol: bool) -> bool:
     return c.state(m["s"], status, pol)
 
 
+def _h_uses_s(m: re.Match[str], c: _Clause, pol: bool) -> bool:
+    return c.uses(m["s"], m["v"], pol)
+
+
 def _h_tool_does(m: re.Match[str], c: _Clause, pol: bool) -> bool:
     """"GitLab CI builds the Docker images": only when the doer is a known tool."""
     v, article = _normalize_value(m["v"])
@@ -1267,7 +1271,8 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
     # --- changes with only the new end: "set X to 42", "X moved to Y", "upgraded X to 5.0" ---
     ("switch_to", *_verb(_WE + _AUX, r"switched|switch|moved|move|migrated|migrate|transitioned|changed|went|go|going|"
                          r"upgraded|upgrade|reverted|revert|returned|return",
-                         r"\s+(?:over\s+|back\s+)?(?:to|onto)\s+(?P<new>.+?)(?:\s+(?:for|as)\s+(?P<s3>.+?))?", "to onto"),
+                         r"\s+(?:over\s+|back\s+)?(?:to|onto)\s+(?P<new>.+?)(?:\s+(?:for|as)\s+(?P<s3>.+?))?",
+                         "to onto"),
      lambda m, c, pol: c.change(None, None, m["new"], m["verb"], m["s3"], pol)),
     ("set_to", *_done(_SET_VERBS, r"to|at|onto", r"(?:version\s+)?(?P<new>.+?)(?:\s+(?:for|in)\s+(?P<s3>.+?))?"), _h_set),
     ("rewrite_in", *_done(r"rewrote|rewrite|ported|port|converted|convert", r"in|into|to", r"(?P<new>.+)"), _h_set),
@@ -1282,8 +1287,8 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
     ("drop", *_verb(_WE + _AUX, r"dropped|ditched|abandoned|removed|uninstalled|retired|decommissioned|sunset|killed|"
                     r"got rid of|moved off|moved away from|migrated off|migrated away from|deleted",
                     r"\s+(?P<old>.+?)(?:\s+(?:for|from)\s+(?P<s>.+?))?"), _h_drop),
-    ("status_verb", *_verb(_WE + _AUX, r"enabled|enable|disabled|disable|turned on|turn on|turned off|turn off|archived|"
-                           r"archive|deprecated|deprecate|paused|pause|froze|freeze|killed|shut down|shutdown",
+    ("status_verb", *_verb(_WE + _AUX, r"enabled|enable|disabled|disable|turned on|turn on|turned off|turn off|"
+                           r"archived|archive|deprecated|deprecate|paused|pause|froze|freeze|killed|shut down|shutdown",
                            r"\s+" + _S), _h_status_verb),
 
     # --- uses: "X is used for Y", "X is built with Y", "X runs on Y", "we use Y for X" ---
@@ -1295,23 +1300,24 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
     ("built_with", *_said(r"done|performed|built|made|implemented|developed|powered|backed|driven|handled|orchestrated|"
                           r"tested|linted|formatted|packaged|bundled|compiled|containerized|cached|rendered|styled|"
                           r"type-checked|checked|scheduled|queued|processed|managed|monitored|tracked|build|builds|"
-                          r"compile|compiles", r"with|using|on|by|via|through|on top of|atop|in"), lambda m, c, pol: c.uses(m["s"], m["v"], pol)),
+                          r"compile|compiles", r"with|using|on|by|via|through|on top of|atop|in"), _h_uses_s),
     ("schedule", *_verb(_S + r"\s+" + _AUX, r"runs|run|ran|scheduled|happens|happen|executes|fires|triggers",
-                        r"\s+(?:(?P<v>(?:at\s+\d|every\s|each\s|on\s+(?:" + _WEEKDAY + r"\b|weekdays|weekends|the first|"
-                        r"the last))[^,;]*)|(?P<freq>daily|nightly|hourly|weekly|monthly|once a \w+|twice a \w+))"),
+                        r"\s+(?:(?P<v>(?:at\s+\d|every\s|each\s|on\s+(?:" + _WEEKDAY + r"\b|weekdays|weekends|"
+                        r"the first|the last))[^,;]*)|(?P<freq>daily|nightly|hourly|weekly|monthly|once a \w+|twice a \w+))"),
      _h_schedule),
-    ("expires", *_said(r"expire|expires|expired", r"after|in|every", r"(?P<v>[^,;]+)"), lambda m, c, pol: c.state(f"{m['s']} expiry", m["v"], pol, "assign")),
+    ("expires", *_said(r"expire|expires|expired", r"after|in|every", r"(?P<v>[^,;]+)"),  # the subject's expiry setting
+     lambda m, c, pol: c.state(f"{m['s']} expiry", m["v"], pol, "assign")),
     ("runs_on", *_said(r"runs|run|running|ran|sits|sit|lives", r"on top of|on|in|under|inside|atop|with|via|using|through"),
-     lambda m, c, pol: c.uses(m["s"], m["v"], pol)),
+     _h_uses_s),
     ("goes_through", *_said(r"go|goes|going|went|are sent|is sent|get sent|gets sent|are routed|is routed|route|routes|"
-                            r"flow|flows|happen|happens|happened|run|runs", r"through|to|via|into"), lambda m, c, pol: c.uses(m["s"], m["v"], pol)),
+                            r"flow|flows|happen|happens|happened|run|runs", r"through|to|via|into"), _h_uses_s),
     ("handles", *_doer(r"handles|handled|powers|powered|manages|serves as|acts as", r"(?:(?:our|the)\s+)?(?P<s>.+)"),
      _h_uses),
     ("tool_does", *_doer(r"builds|built|runs|deploys|deployed|tests|tested|hosts|stores|stored|caches|serves|"
                          r"processes|schedules|checks|lints|formats|bundles", r"(?P<s>[^,;:=]+)"), _h_tool_does),
     ("verb_with", *_verb(_WE + _AUX, r"format|formatted|lint|linted|test|tested|bundle|bundled|build|built|deploy|"
-                         r"deployed|type-check|typecheck|package|packaged|cache|cached|monitor|track|manage|orchestrate|"
-                         r"containerize|migrate|schedule",
+                         r"deployed|type-check|typecheck|package|packaged|cache|cached|monitor|track|manage|"
+                         r"orchestrate|containerize|migrate|schedule",
                          r"(?:\s+(?P<obj>[^,;:=]+?))?\s+(?:with|using|via|through|by)\s+(?P<v>.+)"), _h_verb_with),
     # --- a reverted change: "web/ is back on npm", "the cache is back to Redis" (people and idioms
     # such as "back on track" excluded); with the colon lead split below, coding-memory intake
@@ -1320,7 +1326,7 @@ _PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Han
      _p(r"^(?!(?:we|i|you|they|the team|our team)\s)(?P<s>[^,;:=]+?)\s+(?:is|are|was|were|has gone|"
         r"have gone|went)\s+(?:now\s+)?back\s+(?:on|to)\s+"
         r"(?!(?:track|normal|green|red|square one|business|work|it|that|this)\b)(?P<v>.+)$"),
-     lambda m, c, pol: c.uses(m["s"], m["v"], pol)),
+     _h_uses_s),
     ("we_are_on", _T("on using running"),
      _p(r"^(?:we|i|project|repo|codebase|team)\s+(?:are|am|is|were|was)\s+" + _AUX +
         r"(?:on|using|running)\s+(?P<v>.+)$"),
