@@ -203,3 +203,21 @@ def test_locomo_real_dev_split_loads(locomo: ModuleType) -> None:
     conversations = locomo.load(LOCOMO_DEV)
     assert len(conversations) == 5
     assert sum(len(c.questions) for c in conversations) == 760
+
+
+def test_extraction_identity_check_passes_unchanged_and_names_a_changed_output(tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture) -> None:
+    identity = _bench_module("extraction_identity")
+    texts = ["We use Redis for caching.", "We switched the cache from Redis to Memcached.", "Should we use Redis?"]
+    pairs = [[texts[1], texts[0], "fact"], [texts[0], texts[1], "correction"]]
+    snapshot = {"texts": texts, "pairs": pairs, **json.loads(json.dumps(identity.outputs(texts, pairs)))}
+    path = tmp_path / "snapshot.json"
+    path.write_text(json.dumps(snapshot))
+    assert identity.main(["--check", str(path)]) == 0
+    assert snapshot["supersedes"][0] and snapshot["assertions"][2] == []  # the pair conflicts, the question says nothing
+    snapshot["assertions"][0][0][2] = "memcached"  # as if a refactor read another value
+    path.write_text(json.dumps(snapshot))
+    capsys.readouterr()
+    assert identity.main(["--check", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "assertions differs on 'We use Redis for caching.'" in out and "1 outputs differ" in out
