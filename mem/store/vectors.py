@@ -100,6 +100,8 @@ class VectorIndex:
             if code is None:
                 return []
             mask, members = self._scope_rows(code)
+            if len(members) == self.count:  # the scope holds every row (a one-scope store): nothing to filter
+                mask = members = None
         graph = self._graph()
         if graph is not None and self._graph_worth_asking():
             hits = self._nearest_by_graph(graph, q, k, mask, self.count if members is None else len(members))
