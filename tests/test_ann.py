@@ -386,6 +386,11 @@ def test_a_graph_that_keeps_failing_the_check_is_skipped_and_asked_again_now_and
             index.nearest(q, 10, "a")
             asked_good += index._graph_record[0] != before
         assert asked_good > len(queries) // 2  # noticed: asked on most queries again
+        index._graph_record, index._graph_retry = (64, 60), True  # failing; one lucky retry ...
+        index._note_graph(False)
+        assert index._graph_failing()  # ... does not start a new trial; a second good one does
+        index._note_graph(False)
+        assert not index._graph_failing()
 
 
 def test_the_scan_s_pool_grows_with_the_rows(tmp_path: Path, monkeypatch):

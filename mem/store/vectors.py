@@ -71,6 +71,7 @@ class VectorIndex:
         self._sample: Any = None  # (count, positions, their rows) checked after each graph search, until the matrix changes
         self._graph_record: tuple[float, float] = (0, 0)  # (recent graph answers checked, those that failed the check)
         self._graph_skipped = 0  # queries since the graph was last asked
+        self._graph_retry = False  # the graph is being asked while failing (one query in GRAPH_RETRY)
 
     @property
     def warm(self) -> bool:
@@ -142,10 +143,12 @@ class VectorIndex:
     def _graph_worth_asking(self) -> bool:
         """Whether to ask the graph first: not while most recent answers failed the sample's check
         (each such query paid the graph, the check and the scan; the scan alone answers it the
-        same). One query in ``GRAPH_RETRY`` still asks, so a graph that becomes useful again
-        (the data changed) is noticed: one good answer then starts a fresh trial."""
+        same). One query in ``GRAPH_RETRY`` still asks, and its outcome counts for the queries it
+        stands for, so a graph that becomes useful again (the data changed) is trusted after two
+        good answers, while a rare lucky one does not start a new trial."""
         self._graph_skipped += 1
-        if not self._graph_failing() or self._graph_skipped >= GRAPH_RETRY:
+        self._graph_retry = self._graph_failing()
+        if not self._graph_retry or self._graph_skipped >= GRAPH_RETRY:
             self._graph_skipped = 0
             return True
         return False
@@ -155,13 +158,11 @@ class VectorIndex:
         return tries >= GRAPH_TRIAL and misses > GRAPH_USEFUL * tries
 
     def _note_graph(self, missed: bool) -> None:
-        if self._graph_failing() and not missed:
-            self._graph_record = (0, 0)
-            return
         tries, misses = self._graph_record
         if tries >= 2 * GRAPH_TRIAL:  # a moving window: the older half counts half
             tries, misses = tries / 2, misses / 2
-        self._graph_record = (tries + 1, misses + missed)
+        weight = GRAPH_RETRY if self._graph_retry else 1
+        self._graph_record = (tries + weight, misses + weight * missed)
 
     def _scope_rows(self, code: int) -> "tuple[np.ndarray, np.ndarray]":
         """(mask, positions) of one scope's rows, kept until the matrix changes (a million-row
