@@ -108,3 +108,31 @@ def test_the_matrix_is_read_into_one_allocation_and_grows_for_new_rows(tmp_path:
             store.put_vectors([(store.insert_memory(memory), "a", matrix[1])])
         assert [r for r, _ in index.nearest(matrix[1], 2, "a")] == [2, 3001]
         assert index.count == 3001
+
+
+def test_at_scale_the_coarse_pass_reads_a_narrow_copy_and_finds_the_exact_neighbours(tmp_path: Path, monkeypatch):
+    """From NARROW_MIN_ROWS rows the rough pass reads the projection's first NARROW_DIMS columns (its
+    own contiguous copy, following new rows) with a larger pool; the answers stay the exact ones."""
+    monkeypatch.setattr(V, "COARSE_MIN_ROWS", 300)
+    monkeypatch.setattr(V, "COARSE_DIMS", 8)
+    monkeypatch.setattr(V, "NARROW_MIN_ROWS", 1000)
+    monkeypatch.setattr(V, "NARROW_DIMS", 4)
+    rng = np.random.default_rng(11)
+    basis = rng.normal(size=(4, 24))
+    matrix = _unit(rng.normal(size=(1500, 4)) @ basis + 0.05 * rng.normal(size=(1500, 24)))
+    queries = _unit(rng.normal(size=(20, 4)) @ basis)
+    with _store(tmp_path / "v.db", matrix, ["a"] * 1500) as store:
+        index = V.VectorIndex(store)
+        index.queries = 99
+        for q in queries:
+            exact = np.argsort(-(matrix @ q), kind="stable")[:10] + 1
+            assert [r for r, _ in index.nearest(q, 10, "a")] == exact.tolist()
+        assert index.narrow is not None and index._narrow_rows == 1500
+        assert np.array_equal(index.narrow[:1500], index.projected[:1500, :4])
+        extra = _unit(rng.normal(size=(1, 4)) @ basis)
+        with store.write():
+            memory = Memory(id="01909999-0000-7000-8000-000000000000", text="one more", scope="a",
+                            created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z", content_hash="x")
+            store.put_vectors([(store.insert_memory(memory), "a", extra[0])])
+        assert index.nearest(extra[0], 1, "a")[0][0] == 1501  # the new row is in the narrow copy too
+        assert index._narrow_rows == 1501

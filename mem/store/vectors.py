@@ -42,6 +42,12 @@ COARSE_ENERGY = 0.9  # projections keeping less of the vectors' energy (e.g. has
 # The coarse pass of nearest_many keeps rough cosines down to floor - COARSE_MARGIN: a projection keeping
 # 90 % of the energy is off by less than that for nearly every pair (and the pool is rescored exactly).
 COARSE_MARGIN = 0.1
+# From NARROW_MIN_ROWS rows the coarse pass reads only the projection's first NARROW_DIMS columns (kept
+# as a contiguous copy: half the bytes of a pass that is memory-bound) and keeps NARROW_POOL times the
+# pool: at a million hash vectors 16.9 -> 13.3 ms, recall@10 against the exact answer .986 -> .994.
+NARROW_MIN_ROWS = 200_000
+NARROW_DIMS = 64
+NARROW_POOL = 5
 COARSE_CROWD_ROWS = 500_000  # the pool grows by COARSE_POOL x k for every this many rows (see _coarse_pool)
 # The graph is skipped while over GRAPH_USEFUL of its last answers (at least GRAPH_TRIAL) failed the
 # sample's check, asked again one query in GRAPH_RETRY: on a million templated hash vectors 86 % fail.
@@ -72,6 +78,8 @@ class VectorIndex:
         self._graph_record: tuple[float, float] = (0, 0)  # (recent graph answers checked, those that failed the check)
         self._graph_skipped = 0  # queries since the graph was last asked
         self._graph_retry = False  # the graph is being asked while failing (one query in GRAPH_RETRY)
+        self.narrow: Any = None  # projected[:, :NARROW_DIMS], contiguous, at NARROW_MIN_ROWS rows and more
+        self._narrow_rows = 0  # rows of narrow filled
 
     @property
     def warm(self) -> bool:
@@ -117,11 +125,17 @@ class VectorIndex:
             else:
                 rows = members
         elif self.projected is not None and pool < self.count:
-            # Coarse pass in the projected space (a third of the bytes to read), exact rescoring of the pool.
-            rough = self.projected[: self.count] @ (self.basis.T @ q)
+            # Coarse pass in the projected space (a third of the bytes to read), exact rescoring of the pool;
+            # at scale over the narrow copy (half that again) with a pool NARROW_POOL times as large.
+            narrow = self._narrow()
+            if narrow is not None and NARROW_POOL * pool < self.count:
+                pool *= NARROW_POOL
+                rough = narrow @ (self.basis[:, :NARROW_DIMS].T @ q)
+            else:
+                rough = self.projected[: self.count] @ (self.basis.T @ q)
             if mask is not None:
                 rough = np.where(mask, rough, -np.inf)
-            rows = np.argpartition(-rough, pool - 1)[:pool]
+            rows = np.sort(np.argpartition(-rough, pool - 1)[:pool])  # in memory order: a faster gather
         else:
             rows = np.arange(self.count)
         sims = self.matrix[rows] @ q if len(rows) < self.count else self.matrix[: self.count] @ q
@@ -132,6 +146,24 @@ class VectorIndex:
         # Sort by similarity, ties by rowid, so results never depend on partition order.
         order = sorted(top.tolist(), key=lambda i: (-float(sims[i]), int(self.rowids[rows[i]])))
         return [(int(self.rowids[rows[i]]), float(sims[i])) for i in order]
+
+    def _narrow(self) -> "np.ndarray | None":
+        """The first ``NARROW_DIMS`` columns of the projection as their own contiguous array, kept up to
+        date with the matrix, once it holds ``NARROW_MIN_ROWS`` rows (None below, or unprojected)."""
+        import numpy as np
+
+        if self.projected is None or self.count < NARROW_MIN_ROWS:
+            return None
+        have = 0 if self.narrow is None else self._narrow_rows
+        if have < self.count:
+            if self.narrow is None or len(self.narrow) < self.count:
+                grown = np.zeros((len(self.projected), NARROW_DIMS), dtype=np.float32)
+                if self.narrow is not None:
+                    grown[:have] = self.narrow[:have]
+                self.narrow = grown
+            self.narrow[have : self.count] = self.projected[have : self.count, :NARROW_DIMS]
+            self._narrow_rows = self.count
+        return self.narrow[: self.count]
 
     def _coarse_pool(self, k: int) -> int:
         """Rough candidates rescored exactly for a top ``k``: ``COARSE_POOL`` x k, once more for every
@@ -402,7 +434,7 @@ class VectorIndex:
         if after == 0:
             self.matrix, self.rowids, self.scopes, self.count, self.loaded_max = None, None, None, 0, 0
             self.scope_codes = {}
-            self.basis = self.projected = None  # the graph stays: ann.catch_up finds what changed
+            self.basis = self.projected = self.narrow = None  # the graph stays: ann.catch_up finds what changed
         # Room for every row at once: growing by doubling copied the matrix and its projection over and
         # over (at a million rows 13 of the 24 s a load took here).
         reserve = self.count + self.store.vectors_at_most(after)
@@ -451,7 +483,7 @@ class VectorIndex:
 
         dim = self.matrix.shape[1]
         if self.basis is None or self.basis.shape[0] != dim:
-            self.basis = self.projected = None
+            self.basis = self.projected = self.narrow = None
             if end < COARSE_MIN_ROWS or dim < 2 * COARSE_DIMS:
                 return
             rows = self.matrix[:end]
