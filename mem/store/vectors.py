@@ -152,8 +152,8 @@ class VectorIndex:
         date with the matrix, once it holds ``NARROW_MIN_ROWS`` rows (None below, or unprojected)."""
         import numpy as np
 
-        if self.projected is None or self.count < NARROW_MIN_ROWS:
-            return None
+        if self.projected is None or self.count < NARROW_MIN_ROWS or self.projected.shape[1] <= NARROW_DIMS:
+            return None  # small, unprojected, or a projection no wider than the copy would be
         have = 0 if self.narrow is None else self._narrow_rows
         if have < self.count:
             if self.narrow is None or len(self.narrow) < self.count:
