@@ -169,6 +169,10 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "versions": ("We use Python 3.11 in CI.", "Python 3.12 is supported as well.", "fact", ""),
         # the same unit, a slot that says more ("session cache TTL" is not "cache TTL")
         "narrower": ("The cache TTL is 5 minutes.", "The session cache TTL is 30 minutes.", "fact", ""),
+        # a handover of kind correction names a person: another fact that person told is not corrected
+        "person": ("Reminder from Priya in review: amounts are integer cents in bigint columns, never float.",
+                   "Billing ownership moved from Priya to Marcus Oyelaran; PRs touching invoices or tax now need "
+                   "Marcus's review.", "correction", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",

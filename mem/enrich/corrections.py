@@ -159,6 +159,7 @@ class Reading:
     # so it can replace nothing but another value of the same type on the same slot
     bare: bool = False
     words: frozenset[str] = frozenset()  # the text's content words, with the parts of compound ones
+    people: frozenset[str] = frozenset()  # the people it names (entity keys), when it names an old value
 
 
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
@@ -307,7 +308,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
-    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2])
+    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2],
+                   _people(text) if old else frozenset())
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
@@ -390,6 +392,12 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     return out
 
 
+def _people(text: str) -> frozenset[str]:
+    from mem.enrich.entities import extract_entities
+
+    return frozenset(e.key for e in extract_entities(text) if e.type == "person")
+
+
 def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> str | None:
     """Why the correction replaces ``older_text`` ("old value X", "same slot, 7 d -> 3 d"), or None.
 
@@ -417,7 +425,11 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
     named = sum(max(1, len(v.terms)) for v in stated)
-    if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or reading.kind == "correction"):
+    # a kind `correction` may rest on one old value, unless that value is a person: people recur in
+    # facts a handover does not correct ("moved from Priya to Marcus" is no correction of "Reminder
+    # from Priya in review: amounts are integer cents"), a tool or an identifier names the thing itself
+    thing = any(v.text not in reading.people for v in stated)
+    if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or (reading.kind == "correction" and thing)):
         return "old value " + ", ".join(v.text for v in stated)
     # another value on the very same slot is itself evidence; on a slot the correction qualifies further,
     # the words must say enough
