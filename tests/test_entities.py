@@ -93,6 +93,14 @@ def test_speaker_prefix_is_a_person() -> None:
     assert [(e.key, e.type) for e in got] == [("caroline", "person"), ("gina", "person")]
 
 
+@pytest.mark.parametrize("label", ["Correction", "Note", "Update", "FYI", "Decision", "Tip"])
+def test_a_label_opening_a_note_is_no_speaker(label: str) -> None:
+    """ "Correction: ..." had made 'correction' a person every correction shared (one entity linking them all)."""
+    found = {e.key: e.type for e in extract_entities(f"{label}: billing is now owned by Erin Walsh")}
+    assert label.lower() not in found, found
+    assert found.get("erin walsh") == "person"
+
+
 def test_speaker_who_is_not_a_common_first_name_is_still_a_person() -> None:
     assert found("Zorblax: I shipped it.\nLater Zorblax went home.")["zorblax"] == "person"
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mem.enrich.lexicon import LABEL_WORDS
+
 __all__ = ["ALIASES", "KNOWN", "Entity", "canonical", "extract_entities"]
 
 
@@ -455,7 +457,7 @@ _SPEAKER_STOP = frozenset("""
 note todo fixme q a user assistant human ai system error warning update summary example answer
 question fix bug task decision context problem solution result status step output input reason
 tip important caution hint goal issue source date time subject re fwd cc bcc from to
-""".split())
+""".split()) | LABEL_WORDS  # the labels a note opens with ("Correction: ...") are no speakers either
 _PREV_WORD = re.compile(r"([A-Za-z]+)\.?[\s,]*$")
 _NEXT_WORD = re.compile(r"[\s,]*([A-Za-z]+)")
 
