@@ -18,8 +18,8 @@ reaches it are scored. On the synthetic 100k (hash, 90 % of the energy in 128 di
 leaves a median 91 of 100,000 rows to score per query.
 
 It reads the warm ``VectorIndex`` (``mem.store.vectors``): ``sync()``, then its aligned arrays
-``matrix``, ``rowids`` (ascending), ``scopes`` (codes), ``scope_codes`` and, when set, ``basis``
-and ``projected``, up to ``count``.
+``matrix``, ``rowids`` (ascending) and, when set, ``basis`` and ``projected``, up to ``count``,
+and ``scope_mask(scope)``, the index's own cached mask of a scope's rows.
 """
 
 from __future__ import annotations
@@ -72,15 +72,12 @@ def nearest(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: 
     count = index.count
     if count == 0 or len(queries) == 0:
         return [[] for _ in range(len(queries))]
-    matrix, rowids, codes = index.matrix[:count], index.rowids[:count], index.scopes[:count]
+    matrix, rowids = index.matrix[:count], index.rowids[:count]
     basis, projected = getattr(index, "basis", None), getattr(index, "projected", None)
     bounded = basis is not None and projected is not None and basis.shape[1] > 0
     residuals = _residuals(projected[:count]) if bounded else None
     ends = np.full(len(queries), count) if before is None else np.searchsorted(rowids, np.asarray(before))
-    masks: dict[str | None, Any] = {None: None}
-    for scope in set(scopes) - {None}:
-        code = index.scope_codes.get(scope)
-        masks[scope] = codes == code if code is not None else np.zeros(count, dtype=bool)
+    masks: dict[str | None, Any] = {None: None, **{scope: index.scope_mask(scope) for scope in set(scopes) - {None}}}
     out: list[list[tuple[int, float]]] = []
     for start in range(0, len(queries), BLOCK):
         block = queries[start : start + BLOCK]

@@ -196,6 +196,15 @@ class VectorIndex:
         weight = GRAPH_RETRY if self._graph_retry else 1
         self._graph_record = (tries + weight, misses + weight * missed)
 
+    def scope_mask(self, scope: str) -> "np.ndarray":
+        """Which of the first ``count`` rows belong to ``scope`` (a boolean mask; all False for a
+        scope with no vectors), cached until the matrix changes. Intake's exact neighbour search
+        (``mem.stages.neighbours``) reads it."""
+        import numpy as np
+
+        code = self.scope_codes.get(scope)
+        return self._scope_rows(code)[0] if code is not None else np.zeros(self.count, dtype=bool)
+
     def _scope_rows(self, code: int) -> "tuple[np.ndarray, np.ndarray]":
         """(mask, positions) of one scope's rows, kept until the matrix changes (a million-row
         comparison costs about half a millisecond a query)."""
