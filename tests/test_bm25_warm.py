@@ -125,3 +125,29 @@ def test_a_word_s_scores_are_computed_once_until_a_write_changes_the_counts(tmp_
         _add(_context(other, db), ["The billing cache moved to Memcached"])  # another writer: new counts
         _agree(store, "billing cache", "test")
         assert len(computed) == 5
+
+
+def test_an_insert_rolled_back_after_the_warm_index_read_it_leaves_no_trace(tmp_path: Path):
+    """SQLite gives a rolled-back insert's rowid to the next insert: the warm index must not keep
+    the gone row's words (a match for text no memory holds) or score the new row by them."""
+    db = tmp_path / "rollback.db"
+    with Store.open(db) as store:
+        ctx = _context(store, db)
+        _add(ctx, [f"note {i} about the cache layer and redis" for i in range(12)])
+        _warm(store)
+        _agree(store, "redis cache", None)
+        from mem.records import Memory
+
+        try:
+            with store.write():
+                store.insert_memory(Memory(id="0190ffff-0000-7000-8000-000000000000", scope="test",
+                                           text="zebra quartz words only this memory holds", content_hash="z",
+                                           created_at=NOW, updated_at=NOW))
+                _agree(store, "zebra quartz", None)  # read inside the transaction: the row is there
+                raise RuntimeError("the write group fails")
+        except RuntimeError:
+            pass
+        # the next insert takes the freed rowid before anything reads the index again
+        _add(ctx, ["completely different text about kafka partitions"])
+        for query in ("zebra quartz", "kafka partitions", "redis cache"):
+            _agree(store, query, None)

@@ -136,3 +136,39 @@ def test_at_scale_the_coarse_pass_reads_a_narrow_copy_and_finds_the_exact_neighb
             store.put_vectors([(store.insert_memory(memory), "a", extra[0])])
         assert index.nearest(extra[0], 1, "a")[0][0] == 1501  # the new row is in the narrow copy too
         assert index._narrow_rows == 1501
+
+
+def test_a_vector_rolled_back_after_the_warm_matrix_read_it_is_not_searched(tmp_path: Path):
+    """A rolled-back insert frees its rowid and the next insert reuses it with another vector: the
+    warm matrix must hold the new vector, not the gone one."""
+    rng = np.random.default_rng(3)
+    matrix = _unit(rng.normal(size=(20, 8)))
+    store = _store(tmp_path / "v.db", matrix, ["s"] * 20)
+    index = V.VectorIndex(store)
+    index.sync()
+    gone, kept = _unit(rng.normal(size=8)), _unit(rng.normal(size=8))
+
+    def insert(i: int, vector: np.ndarray) -> int:
+        memory = Memory(id=f"0190{i:04d}-0000-7000-8000-000000000000", text=f"memory {i}", scope="s",
+                        created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z", content_hash=str(i))
+        rowid = store.insert_memory(memory)
+        store.put_vectors([(rowid, "s", vector)])
+        return rowid
+
+    try:
+        with store.write():
+            first = insert(100, gone)
+            index.sync()
+            assert index.nearest(gone, 1, "s")[0][0] == first
+            raise RuntimeError("the write group fails")
+    except RuntimeError:
+        pass
+    index.sync()
+    assert first not in [r for r, _ in index.nearest(gone, 5, "s")]  # the gone row is not searched
+    with store.write():
+        second = insert(101, kept)
+    assert second == first  # SQLite reused the rowid
+    index.sync()
+    best, similarity = index.nearest(kept, 1, "s")[0]
+    assert best == second and similarity == pytest.approx(1.0, abs=1e-5)
+    store.close()

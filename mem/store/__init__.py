@@ -393,6 +393,13 @@ class Store:
             "ON CONFLICT(key) DO UPDATE SET value = CAST(CAST(meta.value AS INTEGER) + 1 AS TEXT)"
         )
 
+    def memory_id_at(self, rowid: int) -> str | None:
+        """The id of the memory stored at ``rowid``, None when there is none. A warm index checks the
+        newest row it holds still is the memory it read: a rolled-back insert frees its rowid, and
+        SQLite gives it to the next insert."""
+        row = self.conn.execute("SELECT id FROM memories WHERE rowid = ?", (rowid,)).fetchone()
+        return None if row is None else str(row[0])
+
     def max_vector_rowid(self) -> int:
         return int(self.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM vectors").fetchone()[0])
 

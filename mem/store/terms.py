@@ -48,6 +48,7 @@ class TermIndex:
         self.store = store
         self.queries = 0
         self.loaded_max = -1  # newest rowid reflected; -1: nothing loaded
+        self.loaded_id: str | None = None  # the memory at loaded_max when it was read (see _sync)
         self.epoch: str | None = None
         self.lengths: Any = None  # float64 token count per rowid (dense: index = rowid)
         self.rows = 0  # rows in the FTS index (FTS5's xRowCount)
@@ -133,7 +134,9 @@ class TermIndex:
         from mem.store import fts
 
         epoch, newest = fts.fts_state(self.store)
-        if epoch != self.epoch or newest < self.loaded_max:
+        # an insert rolled back after it was read leaves a gone row, or a rowid the next insert reuses
+        gone = self.loaded_max > 0 and self.store.memory_id_at(self.loaded_max) != self.loaded_id
+        if epoch != self.epoch or newest < self.loaded_max or gone:
             self._reset(epoch)
         if newest > self.loaded_max:
             self._append(newest)
@@ -180,6 +183,7 @@ class TermIndex:
                 self.phrases.clear()
                 self.scored.clear()
         self.loaded_max = newest
+        self.loaded_id = self.store.memory_id_at(newest)
 
 
 def bm25_scores(phrases: list[tuple[Any, Any]], lengths: Any, rows: int, total: float) -> tuple[Any, Any]:

@@ -68,6 +68,7 @@ class VectorIndex:
         self.matrix: Any = None
         self.count = 0
         self.loaded_max = 0
+        self.loaded_id: str | None = None  # the memory at loaded_max when it was read
         self.epoch: str | None = None
         self.basis: Any = None  # (dim, COARSE_DIMS) principal directions, once the matrix is large
         self.projected: Any = None  # matrix @ basis, aligned with matrix rows
@@ -430,11 +431,17 @@ class VectorIndex:
     def sync(self) -> None:
         """Bring the matrix up to date with the database (cheap when nothing changed)."""
         epoch = self.store.get_meta("vectors_epoch") or "0"
-        if self.matrix is None or epoch != self.epoch:
+        if self.matrix is None or epoch != self.epoch or not self._newest_still_stored():
             self._load(after=0, epoch=epoch)
             return
         if self.store.max_vector_rowid() > self.loaded_max:
             self._load(after=self.loaded_max, epoch=epoch)
+
+    def _newest_still_stored(self) -> bool:
+        """Whether the newest row read is still the memory it was: an insert rolled back after this
+        index read it (a failed write group, a savepoint) leaves a row that is gone, or whose rowid
+        the next insert reuses with another vector."""
+        return self.loaded_max == 0 or self.store.memory_id_at(self.loaded_max) == self.loaded_id
 
     def _load(self, *, after: int, epoch: str) -> None:
         import numpy as np
@@ -456,6 +463,7 @@ class VectorIndex:
             self.rowids = np.zeros(0, dtype=np.int64)
             self.scopes = np.zeros(0, dtype=np.int32)
         self.epoch = epoch
+        self.loaded_id = self.store.memory_id_at(self.loaded_max) if self.loaded_max else None
 
     def add(self) -> None:
         """After this process inserted vectors: a warm matrix picks them up (one indexed query)."""
