@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from mem.stages.query import Plan, Ranking
 from mem.store import graph as sql
-from mem.text import MAX_QUERY_TERMS, content_terms, fts_any
+from mem.text import MAX_QUERY_TERMS, content_terms
 
 if TYPE_CHECKING:
     from mem.stages.context import Context
@@ -113,25 +113,12 @@ def semantic(ctx: "Context", plan: Plan) -> Ranking:
 
 
 def bm25(ctx: "Context", plan: Plan) -> Ranking:
-    """FTS5 BM25 over text and tags; the query is tokenized and every term quoted, so nothing raises.
-
-    Terms in half the memories or more weigh nothing in BM25 (idf clamped to 1e-6) but cost a score
-    per row, so they are left out while a rarer term remains; rows matching only them fill any room
-    left at score 0 (their true score is ~1e-6), so the list and its min-max range stay the same.
-    """
+    """FTS5 BM25 over text and tags (``Store.bm25_any``: the warm index in a process that searches
+    often); the query is tokenized and every term quoted, so nothing raises."""
     terms = content_terms(plan.query.text)[:MAX_QUERY_TERMS]
     if not terms:
         return Ranking([], {})
-    warm = ctx.store.bm25_warm(terms, plan.candidates, plan.scope)  # a process that searches often
-    if warm is not None:
-        return Ranking([r for r, _ in warm], dict(warm))
-    common = ctx.store.common_terms(terms) if len(terms) > 1 else set()
-    kept = [t for t in terms if t not in common] or terms
-    hits = ctx.store.bm25(fts_any(kept), plan.candidates, plan.scope)
-    if len(kept) < len(terms) and len(hits) < plan.candidates:
-        seen = {r for r, _ in hits}
-        hits += [(r, 0.0) for r in ctx.store.fts_rowids(fts_any([t for t in terms if t in common]),
-                                                        plan.candidates - len(hits), plan.scope, seen)]
+    hits = ctx.store.bm25_any(terms, plan.candidates, plan.scope)
     return Ranking([r for r, _ in hits], dict(hits))
 
 

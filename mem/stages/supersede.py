@@ -161,8 +161,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     gets an open ``contradicts`` edge instead, which search and ``mem verify`` show."""
     from mem.enrich import corrections
     from mem.store import lifecycle as sql
-
-    from mem.text import content_terms, fts_any
+    from mem.text import content_terms
 
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
@@ -178,12 +177,9 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         lookups.append(content_terms(memory.text)[:LOOKUP_TERMS])
     for terms in lookups:
         if terms:
-            # the warm index (a process that looked up a few times: a stream, an import's finishing pass)
-            # gives FTS5's rows and scores from RAM; a word common in the store costs FTS5 ~15 ms at 100k
-            hits = ctx.store.bm25_warm(terms, LOOKUP, memory.scope)
-            if hits is None:
-                hits = ctx.store.bm25(fts_any(terms), LOOKUP, memory.scope)
-            candidates += [r for r, _ in hits if r < rowid]
+            # from RAM in a process that looked up a few times (a stream, an import's finishing pass):
+            # a word common in the store costs FTS5 ~15 ms at 100k
+            candidates += [r for r, _ in ctx.store.bm25_any(terms, LOOKUP, memory.scope) if r < rowid]
     for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates):
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue

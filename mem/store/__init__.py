@@ -742,6 +742,25 @@ class Store:
             self._terms = TermIndex(self)
         return self._terms.search(terms, k, scope)
 
+    def bm25_any(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]]:
+        """``bm25`` of the OR of ``terms``: from the warm index once this process has looked up a few
+        times, else FTS5, leaving out the terms in half the rows or more while a rarer one remains
+        (they weigh nothing in BM25 but cost a score per row); rows matching only them fill any room
+        left at score 0 (their true score is ~1e-6), so the list and its min-max range stay the same."""
+        from mem.text import fts_any
+
+        warm = self.bm25_warm(terms, k, scope)
+        if warm is not None:
+            return warm
+        common = self.common_terms(terms) if len(terms) > 1 else set()
+        kept = [t for t in terms if t not in common] or terms
+        hits = self.bm25(fts_any(kept), k, scope)
+        if len(kept) < len(terms) and len(hits) < k:
+            seen = {r for r, _ in hits}
+            hits += [(r, 0.0) for r in self.fts_rowids(fts_any([t for t in terms if t in common]), k - len(hits),
+                                                       scope, seen)]
+        return hits
+
     # ---- fts speed (search)
     def common_terms(self, terms: list[str]) -> set[str]:
         """The ``terms`` in at least half the indexed rows: BM25 gives them no weight (``mem.store.fts``)."""
