@@ -159,7 +159,7 @@ class Reading:
     # so it can replace nothing but another value of the same type on the same slot
     bare: bool = False
     words: frozenset[str] = frozenset()  # the text's content words, with the parts of compound ones
-    people: frozenset[str] = frozenset()  # the people it names (entity keys), when it names an old value
+    text: str = ""  # what was read (the people it names are looked up only when a decision needs them)
 
 
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
@@ -264,8 +264,12 @@ def _same_program(a: Setting, b: Setting) -> bool:
 
 def _show(setting: Setting) -> str:
     value, kind = setting
-    if kind in (COMMAND, URL, CLOCK) or kind.startswith("v "):
-        return f"`{value}`" if kind == COMMAND else f"{kind[2:]} {value}" if kind.startswith("v ") else str(value)
+    if kind == COMMAND:
+        return f"`{value}`"
+    if kind.startswith("v "):  # a version of a named tool
+        return f"{kind[2:]} {value}"
+    if kind in (URL, CLOCK):
+        return str(value)
     return f"{value:g}" if kind == PLAIN else f"{value:g} {kind}"
 
 
@@ -308,8 +312,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
-    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2],
-                   _people(text) if old else frozenset())
+    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text)
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
@@ -392,7 +395,9 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     return out
 
 
+@lru_cache(maxsize=1024)
 def _people(text: str) -> frozenset[str]:
+    """The people ``text`` names (entity keys)."""
     from mem.enrich.entities import extract_entities
 
     return frozenset(e.key for e in extract_entities(text) if e.type == "person")
@@ -428,8 +433,8 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # a kind `correction` may rest on one old value, unless that value is a person: people recur in
     # facts a handover does not correct ("moved from Priya to Marcus" is no correction of "Reminder
     # from Priya in review: amounts are integer cents"), a tool or an identifier names the thing itself
-    thing = any(v.text not in reading.people for v in stated)
-    if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or (reading.kind == "correction" and thing)):
+    if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or reading.kind == "correction" and any(
+            v.text not in _people(reading.text) for v in stated)):
         return "old value " + ", ".join(v.text for v in stated)
     # another value on the very same slot is itself evidence; on a slot the correction qualifies further,
     # the words must say enough
