@@ -22,6 +22,7 @@ return to disk. Without ``usearch`` installed, search stays exact.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -68,18 +69,14 @@ def usearch_index() -> Any:
     return Index
 
 
+@functools.cache
 def available() -> bool:
-    if not _AVAILABLE:
-        try:
-            usearch_index()
-        except ImportError:
-            _AVAILABLE.append(False)
-        else:
-            _AVAILABLE.append(True)
-    return _AVAILABLE[0]
-
-
-_AVAILABLE: list[bool] = []  # whether usearch imports, once asked
+    """Whether usearch imports (asked once a process)."""
+    try:
+        usearch_index()
+    except ImportError:
+        return False
+    return True
 
 
 def peak_scaled(vectors: "np.ndarray") -> "np.ndarray":

@@ -116,8 +116,6 @@ class TermIndex:
         return self.phrases[stems]
 
     def _token(self, stem: str) -> tuple[Any, Any, Any]:
-        from mem.store import fts
-
         cached = self.postings.get(stem)
         if cached is None:
             if len(self.postings) >= MAX_TOKENS_CACHED:
@@ -131,8 +129,6 @@ class TermIndex:
 
     # ----------------------------------------------------------------------------------- sync
     def _sync(self) -> None:
-        from mem.store import fts
-
         epoch, newest = fts.fts_state(self.store)
         # an insert rolled back after it was read leaves a gone row, or a rowid the next insert reuses
         gone = self.loaded_max > 0 and self.store.memory_id_at(self.loaded_max) != self.loaded_id
@@ -155,8 +151,6 @@ class TermIndex:
     def _append(self, newest: int) -> None:
         """Rows ``loaded_max < rowid <= newest``: their sizes, and their postings of cached tokens."""
         import numpy as np
-
-        from mem.store import fts
 
         sized = fts.fts_sizes(self.store, self.loaded_max, newest)
         if sized:

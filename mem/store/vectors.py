@@ -404,8 +404,8 @@ class VectorIndex:
         sizes: dict[str | None, int] = {None: self.count}
         for scope in set(scopes) - {None}:
             code = self.scope_codes.get(scope)
-            masks[scope] = None if code is None else self._scope_rows(code)[0]
-            sizes[scope] = 0 if code is None else len(self._scope_rows(code)[1])
+            mask, members = (None, ()) if code is None else self._scope_rows(code)
+            masks[scope], sizes[scope] = mask, len(members)
         pools = {scope: -(-ann.POOL * k * self.count // max(size, 1)) for scope, size in sizes.items()}
         wanted = [i for i, scope in enumerate(scopes) if sizes[scope] and pools[scope] <= ann.MAX_POOL]
         keys = graph.search_many(queries[wanted], max(pools[scopes[i]] for i in wanted)) if wanted else None
