@@ -74,3 +74,20 @@ def test_content_hash_ignores_spacing(text: str):
 def test_content_hash_ignores_ascii_case(text: str):
     # Only ASCII: Unicode case mapping is not invertible ("ı".upper() is "I", which folds to "i").
     assert content_hash(text) == content_hash(text.swapcase())
+
+
+_WORDS = st.text(alphabet="abt", min_size=1, max_size=8)  # few letters: prefixes of each other are common
+
+
+@settings(max_examples=300)
+@given(st.sets(_WORDS, min_size=1, max_size=6), st.lists(_WORDS, max_size=12))
+def test_causal_focus_match_is_the_pairwise_rule(wanted: set[str], words: list[str]):
+    """Causal linking's indexed stem match counts exactly what the pairwise rule does: equal stems,
+    or one a prefix of the other when the shorter has STEM_PREFIX letters."""
+    from mem.stages import link
+
+    text = " ".join(words)
+    stems = link._stems(text)
+    pairwise = sum(1 for w in wanted if w in stems or any(
+        min(len(w), len(s)) >= link.STEM_PREFIX and (s.startswith(w) or w.startswith(s)) for s in stems))
+    assert link._held(wanted, text) == pairwise

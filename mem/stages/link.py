@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mem.store import graph as sql
@@ -182,6 +183,7 @@ def link_temporal(ctx: "Context", rowid: int, memory: "Memory", at: str) -> None
     sql.add_edges(store, edges, at)
 
 
+@lru_cache(maxsize=4096)  # read once when a memory arrives, again each time it is a causal candidate
 def causal_reading(text: str) -> tuple[str, str, str, str] | None:
     """``(edge type, role, focus, stated cause)`` of the first causal shape in ``text``, or None.
 
@@ -264,10 +266,21 @@ def _stems(text: str) -> set[str]:
     return {stem(t, STEM_PREFIX) for t in content_terms(text) if len(t) > 1}  # "sizes" -> "size", not "siz"
 
 
-def _held(wanted: set[str], stems: set[str]) -> int:
-    """How many of ``wanted`` appear among ``stems`` (equal, or one a prefix of the other, 4+ letters)."""
-    return sum(1 for w in wanted if w in stems or any(
-        min(len(w), len(s)) >= STEM_PREFIX and (s.startswith(w) or w.startswith(s)) for s in stems))
+@lru_cache(maxsize=4096)
+def _stem_index(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A candidate's stems, and every prefix of them at least ``STEM_PREFIX`` long (cached: intake asks
+    about the same recent memories for every new one)."""
+    stems = frozenset(_stems(text))
+    return stems, frozenset(s[:k] for s in stems for k in range(STEM_PREFIX, len(s) + 1))
+
+
+def _held(wanted: set[str], text: str) -> int:
+    """How many of ``wanted`` appear among the stems of ``text`` (equal, or one a prefix of the other,
+    4+ letters): ``w`` starts a stem when it is among their prefixes, a stem starts ``w`` when one of
+    ``w``'s own prefixes is a stem."""
+    stems, prefixes = _stem_index(text)
+    return sum(1 for w in wanted if w in stems or len(w) >= STEM_PREFIX and (
+        w in prefixes or any(w[:k] in stems for k in range(STEM_PREFIX, len(w)))))
 
 
 def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Candidate]":
@@ -278,7 +291,7 @@ def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Cand
     need = (len(wanted) + 2) // 3
     out = []
     for shared, other, other_id, text in pool:
-        hits = _held(wanted, _stems(text))
+        hits = _held(wanted, text)
         if hits >= need:
             reading = causal_reading(text)
             out.append(_Candidate(hits, shared + FOCUS_WEIGHT * hits, other, other_id, shared,

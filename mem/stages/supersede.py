@@ -184,7 +184,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue
         newer, older = _ordered(rowid, memory, other_rowid, other)
-        reading = corrections.read(newer.text, newer.kind)
+        reading = incoming if newer is memory else corrections.read(newer.text, newer.kind)
         if reading is None:
             continue
         sim = cosine.get(other_rowid, 0.0)
