@@ -277,6 +277,7 @@ _PARTS = re.compile(r"[-./_]+")
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # read of each older text by corrects, related and _rivals alike
 def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]:
     """Content words, numbers, and content words with the parts of compound ones ("per-organization",
     "celery/rabbitmq", "brightbill.dev") that an old value may name on its own."""
