@@ -362,3 +362,35 @@ def test_docstring_examples() -> None:
     import mem.enrich.entities as module
 
     assert doctest.testmod(module).failed == 0
+
+
+def test_an_upgraded_store_drops_the_label_people_older_intake_made(tmp_path) -> None:
+    """Stores written before labels were speaker stop-words hold a 'correction' person every
+    "Correction: ..." memory mentions; opening one with this version removes it and only it."""
+    import os
+
+    import sqlean
+
+    from mem.store.migrations import LATEST, MIGRATIONS, m012_label_entities
+    from tests.conftest import jsonl, run_mem
+
+    texts = ["Correction: billing is now owned by Erin Walsh", "Correction: the payments timeout is 45 seconds"]
+    added = run_mem("add", "-", input=jsonl(*({"text": t} for t in texts))).records
+    conn = sqlean.connect(os.environ["MEM_DB"])
+    with conn:  # what the older intake left: the label as a person, mentioned by both memories
+        conn.execute("INSERT INTO entities(key, name, type, mention_count) VALUES ('correction', 'Correction', 'person', 2)")
+        conn.execute("INSERT INTO entities(key, name, type, mention_count) VALUES ('note', 'Note', 'concept', 1)")
+        conn.execute("INSERT INTO memory_entities(memory_rowid, entity_id) SELECT m.rowid, e.id FROM memories m, "
+                     "entities e WHERE e.key IN ('correction', 'note')")
+        conn.execute(f"PRAGMA user_version = {MIGRATIONS.index(m012_label_entities)}")
+    conn.close()
+    assert len(run_mem("export").records) == len(added)  # opening the store upgrades it
+    conn = sqlean.connect(os.environ["MEM_DB"])
+    entities = dict(conn.execute("SELECT key, type FROM entities"))
+    mentioned = {key for (key,) in conn.execute(
+        "SELECT DISTINCT e.key FROM memory_entities me JOIN entities e ON e.id = me.entity_id")}
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    conn.close()
+    assert "correction" not in entities and entities["erin walsh"] == "person"
+    assert entities["note"] == "concept" and {"erin walsh", "note"} <= mentioned  # not a person: kept
+    assert version == LATEST

@@ -345,7 +345,21 @@ def m011_token_states(conn: Connection) -> None:
         conn.execute("ALTER TABLE vectors DROP COLUMN var")
 
 
+def m012_label_entities(conn: Connection) -> None:
+    """Drop the people intake made of the labels a note opens with ("Correction: ...", "Note: ..."):
+    before they were speaker stop-words (``mem.enrich.lexicon.LABEL_WORDS``), every memory opening with
+    one mentioned that one "person", which tied all of them together as corrections' candidates and in
+    the entity channel. The words are this migration's own copy, so it stays what it was when written."""
+    labels = sorted(set("""note todo update fyi important decision correction tip warning example e.g i.e
+        context summary q a question answer user assistant status result error""".split()))
+    marks = ",".join("?" * len(labels))
+    doomed = f"SELECT id FROM entities WHERE type = 'person' AND key IN ({marks})"
+    conn.execute(f"DELETE FROM memory_entities WHERE entity_id IN ({doomed})", labels)
+    conn.execute(f"DELETE FROM entities WHERE id IN ({doomed})", labels)
+
+
 MIGRATIONS: list[Callable[[Connection], None]] = [m001_init, m002_graph, m003_lifecycle, m004_newest_assertions,
                                                   m005_fts_epoch, m006_id_handles, m007_scopes, m008_structure,
-                                                  m009_pending_links, m010_structure_backfill, m011_token_states]
+                                                  m009_pending_links, m010_structure_backfill, m011_token_states,
+                                                  m012_label_entities]
 LATEST = len(MIGRATIONS)
