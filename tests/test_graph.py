@@ -340,6 +340,19 @@ def test_an_explanation_finds_its_report_by_word_stems_without_a_problem_word(tm
     assert unrelated not in {r["id"] for r in ok(mem(db, "graph", "causes", cause))}
 
 
+def test_a_fix_word_with_no_object_links_nothing(tmp_path: Path) -> None:
+    """'fixes' as a noun ("security fixes are applied") or a routine ("patched per update") fixes no
+    earlier memory, whatever words they share; a fix with an object still resolves its report."""
+    db = tmp_path / "routine.db"
+    report, noun, routine, fix = (r["id"] for r in ok(mem(db, "add", "-", input=jsonl(
+        {"text": "The map widget froze on every websocket update", "created_at": "2024-06-01T10:00:00Z"},
+        {"text": "Map widget fixes are applied on every websocket update", "created_at": "2024-06-01T10:01:00Z"},
+        {"text": "The map widget layer is patched per websocket update", "created_at": "2024-06-01T10:02:00Z"},
+        {"text": "Fixed the frozen map widget by diffing markers", "created_at": "2024-06-01T10:05:00Z"}))))
+    effects = {r["id"] for r in ok(mem(db, "graph", "causes", report)) if r["direction"] == "downstream"}
+    assert fix in effects and not effects & {noun, routine}
+
+
 def test_causal_links_follow_the_shape_of_the_sentence_not_a_cue_list(tmp_path: Path) -> None:
     ids, upstream, downstream = _story_links(tmp_path / "bugs.db", BUG_STORY)
     # "X broke because Y" and "the root cause of X was Y" explain the report of X: its cause

@@ -193,10 +193,19 @@ def causal_reading(text: str) -> tuple[str, str, str, str] | None:
     ('caused', 'explains', 'the slow checkout', '')
     """
     for pattern, kind, role in _CAUSAL_SHAPES:
-        found = pattern.search(text)
-        if found:
-            return kind, role, found.group("focus").strip(), (found.groupdict().get("cause") or "").strip()
+        for found in pattern.finditer(text):
+            focus = found.group("focus").strip()
+            if role == "resolves" and _NOT_AN_OBJECT.match(focus):
+                continue  # "fixes are applied weekly", "is patched per update": the word is no verb with an object
+            return kind, role, focus, (found.groupdict().get("cause") or "").strip()
     return None
+
+
+# A fix verb's object is a noun phrase; one that opens with a verb, a preposition or a time adverb shows
+# the word was a noun ("security fixes are applied"), or the phrase a routine ("patched per release").
+_NOT_AN_OBJECT = re.compile(r"(?:is|are|was|were|be|been|has|have|had|will|would|should|can|must|per|in|on|at|of|"
+                            r"to|from|for|into|every|each|daily|weekly|monthly|nightly|regularly|automatically)\b",
+                            re.IGNORECASE)
 
 
 def link_causal(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[int], at: str) -> int:
