@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Four datasets, different projects and teams (``--set a|b|c|d|both|all``, default ``a``; ``both`` is a
+Five datasets, different projects and teams (``--set a|b|c|d|e|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -24,7 +24,13 @@ and b; ``--data``/``--queries`` name any other pair):
   (raised/shortened/changed from A to B, handovers and a hand-back, settings with units, switched /
   migrated / replaced / renamed / dropped / gone, corrections with no change word) and near misses that
   must not supersede (another queue's concurrency, another load balancer's timeout, staging's pool,
-  another command of the same program, "Leila also reviews ...").
+  another command of the same program, "Leila also reviews ...");
+* ``e``: Saltmarsh, routing and map tiles for bike couriers (Rust/axum, PostGIS, Redis, Vue, GCP):
+  ``bench/coding_memory_e.jsonl``, 130 memories over ten weeks, 95 queries, 28 about superseded facts,
+  held out like ``c`` and ``d``: handovers, settings with units changed with and without change words,
+  renames, removals, a correction of a correction, near misses on neighbouring slots, and three notes
+  of an old wiki imported after the memories that correct them (``meta.imported_at``: the record
+  reaches the store then, ``created_at`` stays the day it was written).
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -68,8 +74,9 @@ DEFAULT_QUERIES = ROOT / "bench" / "coding_memory_queries.jsonl"
 SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "b": (ROOT / "bench" / "coding_memory_b.jsonl", ROOT / "bench" / "coding_memory_b_queries.jsonl"),
         "c": (ROOT / "bench" / "coding_memory_c.jsonl", ROOT / "bench" / "coding_memory_c_queries.jsonl"),
-        "d": (ROOT / "bench" / "coding_memory_d.jsonl", ROOT / "bench" / "coding_memory_d_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d")}
+        "d": (ROOT / "bench" / "coding_memory_d.jsonl", ROOT / "bench" / "coding_memory_d_queries.jsonl"),
+        "e": (ROOT / "bench" / "coding_memory_e.jsonl", ROOT / "bench" / "coding_memory_e_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -86,12 +93,16 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
 
     problems: list[str] = []
     created: dict[str, Any] = {}
+    stored: dict[str, Any] = {}  # when the record reaches the store (an import arrives after it was written)
     for i, m in enumerate(memories, start=1):
         key = m.get("key")
         if not key or key in created:
             problems.append(f"memory line {i}: missing or repeated key {key!r}")
             continue
         created[key] = parse_datetime(m["created_at"])
+        stored[key] = parse_datetime(arrival(m))
+        if stored[key] < created[key]:
+            problems.append(f"{key}: meta.imported_at is before created_at")
     for m in memories:
         for name in ("supersedes", "restates"):
             ref = m.get("meta", {}).get(name)
@@ -110,11 +121,16 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
             for key in q.get(name, []):
                 if key not in created:
                     problems.append(f"query {i}: {name} key {key!r} is not in the dataset")
-                elif created[key] > asked:
-                    problems.append(f"query {i}: {name} key {key!r} was created after the question was asked")
+                elif stored[key] > asked:
+                    problems.append(f"query {i}: {name} key {key!r} was stored after the question was asked")
         if q.get("type") == "superseded" and not q.get("stale"):
             problems.append(f"query {i}: a superseded query needs stale keys")
     return problems
+
+
+def arrival(memory: dict[str, Any]) -> str:
+    """When a record reaches the store: ``meta.imported_at`` for older notes imported later, else ``created_at``."""
+    return memory.get("meta", {}).get("imported_at") or memory["created_at"]
 
 
 def canonical_map(memories: list[dict[str, Any]]) -> dict[str, str]:
@@ -190,8 +206,8 @@ class Project:
         from mem.stages.context import Context
         from mem.store import Store
 
-        self.pending = sorted(enumerate(memories, start=1), key=lambda p: (p[1]["created_at"], p[0]))
-        first = self.pending[0][1]["created_at"] if self.pending else "2026-01-01T00:00:00Z"
+        self.pending = sorted(enumerate(memories, start=1), key=lambda p: (arrival(p[1]), p[0]))
+        first = arrival(self.pending[0][1]) if self.pending else "2026-01-01T00:00:00Z"
         settings = resolve_settings(db=db, embedder=embedder, scope=SCOPE, now=first, env={})
         self.store = Store.open(db)
         self.ctx = Context(store=self.store, settings=settings)
@@ -213,13 +229,13 @@ class Project:
 
         limit = parse_datetime(when) if when else None
         due = []
-        while self.pending and (limit is None or parse_datetime(self.pending[0][1]["created_at"]) <= limit):
+        while self.pending and (limit is None or parse_datetime(arrival(self.pending[0][1])) <= limit):
             due.append(self.pending.pop(0))
         by_session: dict[str, list[tuple[int, dict[str, Any]]]] = {}
         for line, record in due:
             by_session.setdefault(record.get("meta", {}).get("session", "?"), []).append((line, record))
         for batch in by_session.values():
-            self.at(max(r["created_at"] for _, r in batch))
+            self.at(max(arrival(r) for _, r in batch))
             key_at = {line: r["key"] for line, r in batch}
             for outcome in add.run(self.ctx, batch, add.AddOptions()):
                 key = key_at[outcome.line]
@@ -377,8 +393,8 @@ def print_table(report: dict[str, Any], show_misses: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
-                        help="which dataset: a (Brightbill), b (Harborline), c (Tidewell) and d (Marrowgate), held out: never "
-                             "tuned on, both (a and b) or all (ignored with --data)")
+                        help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate) and e (Saltmarsh), "
+                             "held out: never tuned on, both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")
