@@ -81,6 +81,17 @@ PAIRS = {
     "moved_off": ("Error reports from the desktop app go to Bugsnag.",
                   "Desktop app error reporting moved off Bugsnag onto Sentry.", "fact",
                   "where do desktop app error reports go?"),
+    # a day or a run of days is a setting: another run on the same slot, no change word
+    "days": ("Ines Duarte is on the release rota Monday to Wednesday; Tomas covers Thursday and Friday.",
+             "Release rota from June: Ines Duarte Monday to Thursday, Tomas on Fridays.",
+             "fact", "who is on the release rota on Thursdays?"),
+    # an inflection that doubles a consonant is the same word ("capped" / "cap")
+    "doubled": ("Attachments are capped at 10 MB per message.",
+                "Raised the per-message attachment cap from 10 MB to 25 MB.", "fact", "how large can an attachment be?"),
+    # a handover whose receiver is followed by "before ..." (a clause, not part of the name)
+    "before": ("Sara Kim owns the search indexer and is the contact for reindex failures.",
+               "Sara handed the search indexer over to Luca Bianchi before her long research sabbatical; Luca is now "
+               "the contact for reindex failures.", "fact", "who is the contact for reindex failures?"),
 }
 
 
@@ -119,7 +130,8 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
 
 def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
-                                   "settled", "howto", "identifier", "clock", "version", "refers_back")}
+                                   "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
+                                   "doubled", "before")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -133,6 +145,21 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
 # old value it names, or, when it is imported after its correction, by its own words
 FAR = ("Every sprint somebody writes the release notes by hand in the team wiki, copying merged PR titles one at a time.",
        "Release notes moved from the wiki to changelogs generated on tag.", "fact", "")
+
+
+def test_a_hand_back_supersedes_the_handover_it_undoes() -> None:
+    # the handover names the new contact (Ravi) as its giver: that is no sign it already states the new state
+    texts = ["Ravi Menon is the contact for the payments ledger and approves its migrations.",
+             "Ravi handed the payments ledger over to Olga Petrova; Olga now approves its migrations.",
+             "Olga handed the payments ledger back to Ravi when he returned; Ravi approves its migrations again."]
+    records = [{"text": t, "scope": "handback", "created_at": f"2026-05-0{i + 1}T09:00:00Z"} for i, t in enumerate(texts)]
+    done = run_mem("import", "-", "--now", "2026-05-04T00:00:00Z", input=jsonl(*records))
+    assert done.code == 0, done.stderr
+    first, second, third = done.records
+    assert second.get("supersedes") == [first["id"]] and third.get("supersedes") == [second["id"]], done.records
+    hits = run_mem("search", "who approves payments ledger migrations?", "--scope", "handback",
+                   "--now", "2026-05-04T00:00:00Z").records
+    assert [h["id"] for h in hits] == [third["id"]]
 
 
 def test_a_correction_finds_what_it_corrects_by_the_old_value_in_both_orders() -> None:
@@ -173,6 +200,11 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "person": ("Reminder from Priya in review: amounts are integer cents in bigint columns, never float.",
                    "Billing ownership moved from Priya to Marcus Oyelaran; PRs touching invoices or tax now need "
                    "Marcus's review.", "correction", ""),
+        # days of the week on other slots are two schedules, not a change
+        "other_days": ("Deploys to production go out on Tuesdays.", "Database backups are restored as a drill on Fridays.",
+                       "fact", ""),
+        # a statement with no change word on a one-word slot: days of two meetings
+        "two_meetings": ("Planning is on Mondays.", "The retro is on Thursdays.", "fact", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",
@@ -207,11 +239,12 @@ def test_a_setting_on_a_slot_qualified_apart_is_no_contradiction_and_verify_pass
 
 
 def test_an_unsure_correction_leaves_an_open_contradiction_search_ranks_newer_first_and_verify_lists() -> None:
-    older = "Mobile releases ship from the release branch every second Thursday after QA sign-off."
-    newer = "Mobile releases now ship from the release branch every Tuesday after QA sign-off."
+    # (a day of the week would be a setting: "every Thursday" -> "every Tuesday" supersedes)
+    older = "Mobile releases ship from the release branch every second week after QA sign-off."
+    newer = "Mobile releases now ship from the release branch weekly after QA sign-off."
     first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z").records[0]
     second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z").records[0]
-    assert "supersedes" not in second  # no old value named, no number of one unit: not proof enough
+    assert "supersedes" not in second  # no old value named, no setting of one type: not proof enough
     report = run_mem("verify", "--now", "2026-05-03T00:00:00Z")
     assert report.code == 7
     found = [r for r in report.records if r.get("finding") == "contradiction"]

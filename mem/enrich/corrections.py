@@ -63,8 +63,8 @@ def _verbs(*roles: str) -> str:
 _MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs("change", "replace", "transfer", "undo"), _verbs("replace"),
                                                    _verbs("transfer"), _verbs("remove", "undo"))
 _SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]+(?: [\w./*@#+%'`"=-]+){{0,4}}?)"""  # 1-5 words, lazily
-_STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|so|and|but|when|while|which|who|than)\b)"
-_END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|so|but|when|while|which|who)\b)"
+_STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|before|until|so|and|but|when|while|which|who|than)\b)"
+_END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|before|until|so|but|when|while|which|who)\b)"
 _IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
 _CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
 # (pattern, which groups hold old/new) -- each is one shape of change around a verb of the table
@@ -101,8 +101,17 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+def _fold(token: str) -> str:
+    """``token`` stemmed, irregular past forms folded, and the consonant an inflection doubled undone:
+    "capped" and "cap", "planning" and "plan" are one word ("ll", "ss", "zz" stay: "installed")."""
+    word = _stem(IRREGULAR_PAST.get(token, token))
+    if word != token and len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeioulsz":
+        return word[:-1]
+    return word
+
+
 def _content_words(tokens: list[str]) -> list[str]:
-    return [_stem(IRREGULAR_PAST.get(t, t)) for t in tokens if t not in FUNCTION_WORDS and not _NUMBER.match(t) and len(t) > 1]
+    return [_fold(t) for t in tokens if t not in FUNCTION_WORDS and not _NUMBER.match(t) and len(t) > 1]
 
 
 def _content(tokens: list[str]) -> frozenset[str]:
@@ -165,13 +174,16 @@ class Reading:
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
 # A setting is a typed value: ``(number, unit)`` ("30 seconds", "30s" and "30 sec" are ``(30.0, "s")``),
 # ``(command, "`")`` for a command in backticks (what a how-to says to run), ``(address, "url")``, a time
-# of day ``("03:00", "clock")`` and, in a text that reads as a change, a version of a named tool
+# of day ``("03:00", "clock")``, a day of the week or a run of days ``("monday-thursday", "day")`` (a rota or a
+# cadence: "Kwame Monday to Wednesday" -> "Kwame Monday to Thursday") and, in a text that reads as a change, a version of a named tool
 # ``("1.9", "v kotlin")`` (several versions are often all true: "3.12 is supported as well") and
 # ``(number, "#")`` for a number with no unit ("line length is now 120").
 Setting = tuple["float | str", str]
-COMMAND, URL, PLAIN, CLOCK = "`", "url", "#", "clock"
+COMMAND, URL, PLAIN, CLOCK, DAY = "`", "url", "#", "clock", "day"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 _TYPED = re.compile(r"`(?P<code>[^`\n]{1,80})`|(?P<url>https?://[^\s<>()`'\"]+[\w/])"
-                    r"|(?<![\w:.])(?P<clock>(?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])")
+                    r"|(?<![\w:.])(?P<clock>(?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])"
+                    rf"|\b(?P<day>(?i:{_WEEKDAY}(?:s?\s*(?:-|to|through)\s*{_WEEKDAY})?))s?\b")
 # The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
 # or is capitalised inside a sentence ("on Spring Boot 3.2").
 _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
@@ -206,6 +218,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
             put((" ".join(match["code"].split()), COMMAND), match.start())
         elif match["url"]:
             put((match["url"].rstrip("/"), URL), match.start())
+        elif match["day"]:
+            put(("-".join(re.findall(_WEEKDAY, match["day"])), DAY), match.start())
         else:
             hour, minute = match["clock"].split(":")
             put((f"{int(hour):02d}:{minute}", CLOCK), match.start())
@@ -268,7 +282,7 @@ def _show(setting: Setting) -> str:
         return f"`{value}`"
     if kind.startswith("v "):  # a version of a named tool
         return f"{kind[2:]} {value}"
-    if kind in (URL, CLOCK):
+    if kind in (URL, CLOCK, DAY):
         return str(value)
     return f"{value:g}" if kind == PLAIN else f"{value:g} {kind}"
 
@@ -317,7 +331,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
-_CHANGE_STEMS = frozenset(_stem(form) for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
+_CHANGE_STEMS = frozenset(_fold(form) for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
 # Evidence a correction needs against one older memory: shared slot words, plus the content words of
 # the old value it states, plus one when the older memory is a semantic neighbour.
 EVIDENCE = 3
@@ -418,12 +432,15 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     if reading.bare:  # a statement with no change word replaces only a value on the very same slot, itself evidence
         return _same_slot(reading, older_text, (SAME,)) if shared + 1 >= EVIDENCE else None
     # the older text already states every new value: it is the new state, or the same change told
-    # again (a new name inside the old one, "vehicle_positions" -> "positions", does not count)
-    old_parts = {p for v in reading.old for t in v.terms for p in _PARTS.split(t)}
-    if reading.new and all(v.stated_in(parts, numbers) and not v.terms <= old_parts for v in reading.new):
-        return None
+    # again (a new name inside the old one, "vehicle_positions" -> "positions", does not count, nor a
+    # value the older text itself gave up: a hand-back, "Hanna handed it back to Mateus" after "Mateus
+    # handed it over to Hanna")
     own = read(older_text)
     rejected = [v for v in own.old] if own else []
+    old_parts = {p for v in reading.old for t in v.terms for p in _PARTS.split(t)}
+    if reading.new and all(v.stated_in(parts, numbers) and not v.terms <= old_parts
+                           and not any(v.terms and v.terms <= r.terms for r in rejected) for v in reading.new):
+        return None
     phrase = " ".join(p for t in words(older_text) for p in _PARTS.split(t) if p)
     stated = [v for v in reading.old if v.stated_in(parts, numbers, phrase) and not any(
         v.terms <= r.terms and set(v.numbers) <= set(r.numbers) for r in rejected)]  # rejected too: the two agree
