@@ -122,7 +122,8 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
                 if key not in created:
                     problems.append(f"query {i}: {name} key {key!r} is not in the dataset")
                 elif stored[key] > asked:
-                    problems.append(f"query {i}: {name} key {key!r} was stored after the question was asked")
+                    how = "created" if stored[key] == created[key] else "imported"
+                    problems.append(f"query {i}: {name} key {key!r} was {how} after the question was asked")
         if q.get("type") == "superseded" and not q.get("stale"):
             problems.append(f"query {i}: a superseded query needs stale keys")
     return problems

@@ -146,6 +146,26 @@ def test_coding_harness_rejects_inconsistent_labels(coding: ModuleType) -> None:
     assert any("created after" in p for p in problems)
 
 
+def test_coding_harness_imports_an_older_note_after_its_correction(coding: ModuleType, tmp_path: Path) -> None:
+    # meta.imported_at: the old note (written 1 March) reaches the store on 5 March, after the
+    # correction of 3 March, and intake supersedes it on arrival (both orders)
+    memories = [{"key": "m1", "text": "The API listens on port 8000.", "created_at": "2026-03-01T10:00:00Z",
+                 "meta": {"session": "s2", "imported_at": "2026-03-05T10:00:00Z"}},
+                {"key": "m2", "text": "The API now listens on port 8080, not 8000.", "created_at": "2026-03-03T10:00:00Z",
+                 "meta": {"session": "s1", "supersedes": "m1"}}]
+    early = [{"query": "api port", "gold": ["m1"], "type": "direct", "asked_at": "2026-03-04T12:00:00Z"}]
+    assert any("imported after" in p for p in coding.check_dataset(memories, early))
+    project = coding.Project(tmp_path / "c.db", "hash", memories)
+    try:
+        project.ingest_until("2026-03-04T00:00:00Z")
+        assert set(project.id_of) == {"m2"}  # the import has not arrived yet
+        project.ingest_until(None)
+        report = project.supersession_report(memories)
+        assert report["detected"] == 1 and not report["unlabeled"], report
+    finally:
+        project.close()
+
+
 LOCOMO_TINY = [{
     "sample_id": "tiny-1",
     "conversation": {
