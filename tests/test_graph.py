@@ -340,6 +340,20 @@ def test_an_explanation_finds_its_report_by_word_stems_without_a_problem_word(tm
     assert unrelated not in {r["id"] for r in ok(mem(db, "graph", "causes", cause))}
 
 
+def test_an_explanation_told_by_us_still_explains_the_report(tmp_path: Path) -> None:
+    """"We lost X because Y" is an explanation of the report of X, not a decision: the report's cause
+    is it, where "we chose X because Y" would be led to by the memory naming Y."""
+    db = tmp_path / "lost.db"
+    report, unrelated, explanation = (r["id"] for r in ok(mem(db, "add", "-", input=jsonl(
+        {"text": "Session data went missing for some users on Tuesday", "created_at": "2024-06-04T10:00:00Z"},
+        {"text": "Session cookies are signed with the app secret", "created_at": "2024-06-04T10:01:00Z"},
+        {"text": "We lost the session data because Redis restarted without persistence",
+         "created_at": "2024-06-04T12:00:00Z"}))))
+    links = ok(mem(db, "graph", "causes", report))
+    assert [(r["direction"], r["id"]) for r in links if r["id"] != report] == [("upstream", explanation)]
+    assert unrelated not in {r["id"] for r in ok(mem(db, "graph", "causes", explanation))}
+
+
 def test_a_fix_word_with_no_object_links_nothing(tmp_path: Path) -> None:
     """'fixes' as a noun ("security fixes are applied") or a routine ("patched per update") fixes no
     earlier memory, whatever words they share; a fix with an object still resolves its report."""

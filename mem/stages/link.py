@@ -70,11 +70,13 @@ _CAUSAL_SHAPES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
     ))
 # Problem words: among the memories that name what a fix fixed, one that reads as a problem comes first.
 PROBLEM = re.compile(r"\b(bug|error|errors|crash\w*|fail\w*|broke\w*|broken|issue|regression|outage|slow\w*|"
-                     r"timeout\w*|leak\w*|flaky|exception|traceback|lock(?:ed|s|ing)?|deadlock\w*|hang\w*)\b",
+                     r"timeout\w*|leak\w*|flaky|exception|traceback|lock(?:ed|s|ing)?|deadlock\w*|hang\w*|lost|losing|missing|"
+                     r"disappear\w*|corrupt\w*|stuck|froze|frozen)\b",
                      re.IGNORECASE)
 # "We chose X because Y", "the team picked X because Y": a focus whose subject is the one deciding
 # is a decision, and the memory naming its reason led to it (earlier -> this), where "X failed
-# because Y" explains the earlier report of X (this -> report).
+# because Y" (or "we lost X because Y": a problem, whoever the subject) explains the earlier report
+# of X (this -> report).
 _DECIDER = re.compile(r"^\s*(?:we|i|they|our team|the team|the \w+ team)\b", re.IGNORECASE)
 STEM_PREFIX = 4  # two stems match when equal, or one starts the other and is this long ("froze", "frozen")
 
@@ -195,17 +197,21 @@ def causal_reading(text: str) -> tuple[str, str, str, str] | None:
     for pattern, kind, role in _CAUSAL_SHAPES:
         for found in pattern.finditer(text):
             focus = found.group("focus").strip()
-            if role == "resolves" and _NOT_AN_OBJECT.match(focus):
-                continue  # "fixes are applied weekly", "is patched per update": the word is no verb with an object
+            if role == "resolves" and (_NOT_AN_OBJECT.match(focus) or _ROUTINE_END.search(focus)
+                                       or _ROUTINE_NEXT.match(text, found.end())):
+                continue  # "security fixes are applied", "we patch the kernel monthly", "is patched per update"
             return kind, role, focus, (found.groupdict().get("cause") or "").strip()
     return None
 
 
-# A fix verb's object is a noun phrase; one that opens with a verb, a preposition or a time adverb shows
-# the word was a noun ("security fixes are applied"), or the phrase a routine ("patched per release").
-_NOT_AN_OBJECT = re.compile(r"(?:is|are|was|were|be|been|has|have|had|will|would|should|can|must|per|in|on|at|of|"
-                            r"to|from|for|into|every|each|daily|weekly|monthly|nightly|regularly|automatically)\b",
-                            re.IGNORECASE)
+# A fix is an event with an object. A fix word whose object opens with a verb or a preposition was a
+# noun ("security fixes are applied", "the fix was an index"); one said of a routine (a frequency right
+# after it, or closing its object) repairs nothing earlier ("patched per update", "the kernel monthly").
+_ROUTINE = r"(?:per|every|each|daily|weekly|monthly|nightly|hourly|regularly|routinely|automatically)"
+_NOT_AN_OBJECT = re.compile(rf"(?:is|are|was|were|be|been|has|have|had|will|would|should|can|must|in|on|at|of|"
+                            rf"to|from|for|into|per|every|each)\b", re.IGNORECASE)  # not "nightly builds": an adjective
+_ROUTINE_END = re.compile(rf"\b{_ROUTINE}$", re.IGNORECASE)
+_ROUTINE_NEXT = re.compile(rf"\s+(?:on\s+|once\s+)?{_ROUTINE}\b", re.IGNORECASE)
 
 
 def link_causal(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[int], at: str) -> int:
@@ -238,7 +244,7 @@ def link_causal(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[i
         explanations = [c for c in named if c.role == "explains"]
         links += [(memory.id, c.id, "resolved", c.shared) for c in (reports[:1] + explanations[:1])]
     elif role == "explains":
-        decision = bool(_DECIDER.match(focus))
+        decision = bool(_DECIDER.match(focus)) and not PROBLEM.search(focus)  # "we lost X because Y" explains X
         reports = [c for c in named if c.role is None] if not decision else []
         if reports:
             links += [(memory.id, c.id, "caused", c.shared) for c in reports[:1]]
