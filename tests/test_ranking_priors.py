@@ -277,3 +277,17 @@ def test_a_why_or_fix_question_ranks_the_linked_explanation_or_fix_above_the_rep
     assert plain[0]["id"] == report  # the report matches the question best...
     assert why[0]["id"] in (cause, fix) and why.index(next(h for h in why if h["id"] == report)) > 0
     assert [h["id"] for h in search("which service crashed in production?")][0] == report  # not asked why
+
+
+def test_a_why_question_ranks_a_note_that_states_its_own_cause_above_one_that_states_none() -> None:
+    plain_fact, labelled, other = add(
+        {"text": "The checkout page renders every price twice for admins: once in cents and once in euros.",
+         "created_at": "2026-05-01T09:00:00Z"},
+        {"text": "Bug: customers saw doubled totals at checkout. Cause: the tax hook ran twice when the payment "
+                 "retried. Fix: the hook is idempotent now.", "created_at": "2026-05-02T09:00:00Z"},
+        {"text": "Checkout totals include VAT for EU customers.", "created_at": "2026-05-02T10:00:00Z"},
+    )
+    question = "why did the checkout page show prices twice?"
+    assert search(question, "--channel=-causal")[0]["id"] == plain_fact  # the words match the fact best...
+    assert [h["id"] for h in search(question)][:2] == [labelled, plain_fact]  # ...the note with a cause answers
+    assert search("which page shows prices twice for admins?")[0]["id"] == plain_fact  # not asked why

@@ -15,7 +15,7 @@ it: the report says what the question is about, the linked memory answers it. Pu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 CAUSAL_TOP = 5  # best fused candidates whose explanations and fixes are lifted
 LIFT = 1.02  # a linked answer gets at least this times its problem's relevance: just above it
@@ -29,6 +29,35 @@ _FIX = re.compile(r"\b(fix(?:ed|es)?|resolved?|solved?|what did we (?:do|change)
 def asked_links(query: str) -> tuple[str, ...]:
     """The causal link types whose source answers ``query``: empty when it asks for neither."""
     return (*(("caused",) if _WHY.search(query or "") else ()), *(("resolved",) if _FIX.search(query or "") else ()))
+
+
+# A note that labels its own explanation or remedy ("Bug: ... Cause: ... Fix: ...").
+_LABELLED = {"caused": re.compile(r"\b(?:root )?cause:", re.IGNORECASE), "resolved": re.compile(r"\bfix:", re.IGNORECASE)}
+
+
+def self_answers(order: Sequence[int], links_in: Mapping[int, Iterable[str]], texts: Mapping[int, str],
+                 asked: Iterable[str]) -> list[tuple[int, int]]:
+    """``(answer, candidate)`` pairs for :func:`answers_first`: a best candidate that explains or fixes
+    in its own text what the question asks for ("X broke because Y", "Cause: ..."; ``links_in``: the
+    link types its causal reading gives) answers it before each candidate ranked above it that does
+    not: a report with its own cause needs no linked explanation.
+
+    >>> self_answers([1, 2, 3], {3: ["caused"]}, {1: "a", 2: "b", 3: "c"}, ["caused"])
+    [(3, 1), (3, 2)]
+    >>> self_answers([1, 2], {}, {1: "x", 2: "Bug: y. Cause: z."}, ["resolved"])
+    []
+    """
+    wanted = set(asked)
+
+    def answers(rowid: int) -> bool:
+        return bool(wanted & set(links_in.get(rowid, ()))) or any(
+            _LABELLED[w].search(texts.get(rowid, "")) for w in wanted if w in _LABELLED)
+
+    out: list[tuple[int, int]] = []
+    for i, rowid in enumerate(order):
+        if answers(rowid):
+            out += [(rowid, above) for above in order[:i] if not answers(above)]
+    return out
 
 
 def answers_first(fused: dict[int, float], links: Iterable[tuple[int, int]]) -> dict[int, float]:

@@ -332,7 +332,10 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         asked = asked_links(plan.query.text)
         if asked:
             best = sorted(fused, key=lambda r: (-fused[r], r))[:CAUSAL_TOP]
-            fused = answers_first(fused, causal_sources(ctx.store, best, asked))
+            links = causal_sources(ctx.store, best, asked)
+            if SELF_ANSWERS:
+                links += _self_answers(ctx, best, asked)
+            fused = answers_first(fused, links)
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
                    include_superseded=query.include_superseded, since=query.since, until=query.until)
@@ -353,6 +356,24 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
 
         ctx.store.bump_access([rowid for _, rowid, _ in top], format_datetime(plan.now))
     return hits
+
+
+# A causal question's best candidates that explain or fix in their own text ("Bug: ... Cause: ...") go
+# above those over them that do not. Coding R@1 A .768 -> .779, B .927 -> .938, C and D the same;
+# LoCoMo dev identical (R@1 .408, R@10 .770, every fold). False: the ablation.
+SELF_ANSWERS = True
+
+
+def _self_answers(ctx: "Context", best: list[int], asked: tuple[str, ...]) -> list[tuple[int, int]]:
+    """The best candidates that explain or fix in their own text what a causal question asks, lifted
+    over those above them that do not (``mem.score.causal.self_answers``)."""
+    from mem.score.causal import self_answers
+    from mem.stages.link import causal_reading
+
+    texts = {r: m.text for r, m in ctx.store.by_rowids(best).items()}
+    readings = {r: causal_reading(t) for r, t in texts.items()}
+    links_in = {r: [reading[0]] for r, reading in readings.items() if reading and reading[1] in ("explains", "resolves")}
+    return self_answers([r for r in best if r in texts], links_in, texts, asked)
 
 
 def check_fusion(fusion: Any) -> str | None:
