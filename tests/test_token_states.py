@@ -55,7 +55,7 @@ def test_projection_never_changes() -> None:
 
 # -------------------------------------------------------------------------------------- schema
 def test_migration_11_adds_token_states_and_drops_vectors_var(mem) -> None:
-    from mem.store.migrations import MIGRATIONS
+    from mem.store.migrations import LATEST, MIGRATIONS
 
     db = _db()
     conn = sqlean.connect(db)
@@ -67,7 +67,7 @@ def test_migration_11_adds_token_states_and_drops_vectors_var(mem) -> None:
     assert mem("add", "Redis is the cache").code == 0
     conn = sqlean.connect(db)
     try:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 11
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == LATEST  # 11 and every later one
         assert [r[1] for r in conn.execute("PRAGMA table_info(vectors)")] == ["rowid", "f32"]
         assert [r[1] for r in conn.execute("PRAGMA table_info(token_states)")] == ["rowid", "form", "states"]
     finally:
