@@ -34,10 +34,13 @@ WORDS = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo li
 
 def mem_command(*args: str, chunk: int | None = None) -> list[str]:
     """``python -m mem ARGS``; with ``chunk``, a bulk intake commits that many records at a time
-    (``mem.stages.add.BULK_CHUNK``), so a kill has several chunks to land between on a small input."""
+    (``mem.stages.add.BULK_CHUNK``), so a kill has several chunks to land between on a small input,
+    and an input of two chunks or more is prepared in the worker process, as a large one is
+    (``mem.stages.intake_worker``)."""
     if chunk is None:
         return [sys.executable, "-m", "mem", *args]
-    launch = (f"import sys; from mem.stages import add; add.BULK_CHUNK = {int(chunk)}; "
+    launch = (f"import sys; from mem.stages import add, intake_worker; add.BULK_CHUNK = {int(chunk)}; "
+              f"intake_worker.MIN_RECORDS = {2 * int(chunk)}; "
               "from mem.cli import main; sys.argv[0] = 'mem'; main()")
     return [sys.executable, "-c", launch, *args]
 

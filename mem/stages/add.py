@@ -18,7 +18,7 @@ from mem import gate, ids
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import Memory, Outcome
-from mem.stages import link, supersede
+from mem.stages import intake_worker, link, supersede
 from mem.text import content_hash
 
 if TYPE_CHECKING:
@@ -194,26 +194,36 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
         raise BadInput(f"unknown extractor {options.extract!r}; the only one is 'ollama'")
     if options.bulk and options.extract:
         raise BadInput("--bulk does not combine with --extract: the finishing pass uses the heuristic entities")
-    drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
-    if options.bulk:
-        yield from _bulk(ctx, drafts, options)
+    records = list(records)
+    size = BULK_CHUNK if options.bulk else CHUNK
+    if len(records) > size and intake_worker.pays(ctx, len(records), options):
+        # the text-only work in a second process, beside this one's writes (mem.stages.intake_worker)
+        with intake_worker.Worker(ctx, records, options, keep_ids=keep_ids, size=size) as worker:
+            yield from _stored(ctx, worker.prepared(), options)
         return
-    yield from store_drafts(ctx, drafts, options)
+    drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
+    yield from _stored(ctx, _prepared(ctx, drafts, options), options)
 
 
-def _bulk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
-    """Store every draft with its graph deferred, yielding each outcome once its chunk is committed;
-    then finish the graph (this run's memories and any an interrupted run left) and update the
+def _stored(ctx: "Context", chunks: Iterable[list[Draft]], options: AddOptions, *,
+            finishing: bool = True) -> Iterator[Outcome]:
+    """Write each prepared chunk, yielding its outcomes once it is committed. A bulk intake then
+    (``finishing``) finishes the graph (this run's memories and any an interrupted run left) and updates the
     outcomes already yielded in place to what eager intake reports (``superseded`` included), so a
     caller that collects them (the CLI) prints those."""
+    finishing = finishing and options.bulk
+    written: list[tuple[Draft, Outcome]] = []
+    for chunk in chunks:
+        for draft, outcome in zip(chunk, _write(ctx, chunk, options)):
+            if finishing:
+                written.append((draft, outcome))
+            yield outcome
+    if not finishing:
+        return
     from mem.stages import finish
 
-    outcomes = []
-    for outcome in store_drafts(ctx, drafts, options):
-        outcomes.append(outcome)
-        yield outcome
     finished = finish.run(ctx)
-    for draft, outcome in zip(drafts, outcomes):
+    for draft, outcome in written:
         done = finished.get(outcome.id) if outcome.status == "added" else None
         if done is not None:
             outcome.status = done.status
@@ -223,13 +233,19 @@ def _bulk(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Itera
 
 def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
     """The rest of ``run`` for drafts already validated (with their own defaults): the MCP server's
-    group commit validates each call alone, then stores several calls' drafts together."""
+    group commit validates each call alone, then stores several calls' drafts together. A bulk
+    intake's graph is left to the finishing pass (``mem.stages.finish.run``)."""
+    yield from _stored(ctx, _prepared(ctx, drafts, options), options, finishing=False)
+
+
+def _prepared(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[list[Draft]]:
+    """``drafts`` in write chunks, each prepared (``_prepare``) before it is handed out."""
     size = BULK_CHUNK if options.bulk else CHUNK
-    chunks = [drafts[start : start + size] for start in range(0, len(drafts), size)]
+    chunks = [list(drafts[start : start + size]) for start in range(0, len(drafts), size)]
     if len(chunks) <= 1:
         for chunk in chunks:
             _prepare(ctx, chunk, options)
-            yield from _write(ctx, chunk, options)
+            yield chunk
         return
     # A batch prepares (embeds) the next chunk in a second thread while this one is written:
     # onnxruntime releases the GIL, so the model and the SQL share the two cores.
@@ -242,7 +258,7 @@ def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -
             ahead.result()  # re-raises what preparing failed with (an embedder that went away: exit 6)
             if index + 1 < len(chunks):
                 ahead = pool.submit(_prepare, ctx, chunks[index + 1], options)
-            yield from _write(ctx, chunk, options)
+            yield chunk
 
 
 def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> None:
@@ -273,8 +289,12 @@ def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> No
 
 
 def _write(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
-    """Check each prepared draft against the store and store it: one short write transaction per chunk."""
-    with ctx.store.write():
+    """Check each prepared draft against the store and store it: one short write transaction per chunk.
+    A bulk chunk indexes its text and logs in one statement each (``Store.bulk_writes``)."""
+    from contextlib import nullcontext
+
+    store = ctx.store
+    with store.write(), (store.bulk_writes() if options.bulk else nullcontext()):
         chunk = _Chunk(ctx, drafts, options)
         outcomes = [_store_one(ctx, draft, chunk, options) for draft in drafts]
         chunk.finish()

@@ -20,6 +20,8 @@ class Context:
     settings: Settings
     _embedder: Embedder | None = field(default=None, repr=False)
     _vectors: VectorIndex | None = field(default=None, repr=False)
+    # The name ``embedder`` was made from; None while unresolved or when one was handed over.
+    _embedder_name: str | None = field(default=None, repr=False)
     # Per-process copies of derived data (e.g. community centroids), each checked against the
     # database before use; they make a long-lived process (MCP server, ``search -``) fast.
     cache: dict[Any, Any] = field(default_factory=dict, repr=False)
@@ -45,8 +47,15 @@ class Context:
                 # A database server needs the CPU right after a query is embedded: onnxruntime's
                 # spinning threads made the next round trip 35 ms instead of 6.5 here (2 cores).
                 embedder.spin = False
-            self._embedder = embedder
+            self._embedder, self._embedder_name = embedder, name
         return self._embedder
+
+    @property
+    def embedder_name(self) -> str | None:
+        """The name the embedder was made from (resolving and binding it, but not loading a model:
+        models load on first use), or None for one handed over with ``use_embedder``."""
+        self.embedder
+        return self._embedder_name
 
     def use_embedder(self, embedder: Embedder) -> None:
         """Hand over an already loaded embedder (the MCP server keeps one warm for its lifetime)."""

@@ -1,0 +1,205 @@
+"""A large intake prepares its texts in a worker process (mem.stages.intake_worker): the same database
+as in-process intake, the same errors and exit codes, and no child left behind however it ends."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlean
+
+from mem.stages import add, intake_worker
+from tests.test_bulk import NOW, ROOT, _outcomes, _texts, intake_records, snapshot
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of 64 and the worker from two chunks up, so a test-sized input streams several chunks."""
+    monkeypatch.setattr(add, "CHUNK", 64)
+    monkeypatch.setattr(add, "BULK_CHUNK", 64)
+    monkeypatch.setattr(intake_worker, "MIN_RECORDS", 128)
+
+
+def _rows(path: Path) -> dict[str, Any]:
+    """Every memory's columns (ids named by their text: new ids are random), its vector's bytes and
+    token states, and the changelog, in rowid order."""
+    conn = sqlean.connect(str(path))
+    try:
+        text_of = dict(conn.execute("SELECT id, text FROM memories"))
+        columns = [c[1] for c in conn.execute("PRAGMA table_info(memories)") if c[1] not in ("id", "superseded_by")]
+        memories = [(*row[:-1], text_of.get(row[-1]))
+                    for row in conn.execute(f"SELECT rowid, {', '.join(columns)}, superseded_by FROM memories ORDER BY rowid")]
+        vectors = conn.execute("SELECT v.rowid, m.text, v.f32 FROM vectors v JOIN memories m ON m.rowid = v.rowid "
+                               "ORDER BY v.rowid").fetchall()
+        tokens = conn.execute("SELECT * FROM token_states ORDER BY 1").fetchall()
+        log = [(op, text_of.get(memory_id)) for op, memory_id in conn.execute(
+            "SELECT op, memory_id FROM changelog ORDER BY rowid")]
+        return {"memories": memories, "vectors": vectors, "tokens": tokens, "log": log}
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("flags", [["--bulk"], []], ids=["bulk", "eager"])
+def test_worker_builds_the_database_in_process_intake_builds(flags: list[str], mem, tmp_path: Path,
+                                                             small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = "".join(json.dumps(r) + "\n" for r in intake_records(300))
+    started: list[int] = []
+    real_enter = intake_worker.Worker.__enter__
+
+    def counted(self: intake_worker.Worker) -> intake_worker.Worker:
+        started.append(len(self.bounds))
+        return real_enter(self)
+
+    monkeypatch.setattr(intake_worker.Worker, "__enter__", counted)
+    worker, alone = tmp_path / "worker.db", tmp_path / "alone.db"
+    with_worker = mem("add", "-", *flags, "--db", str(worker), "--now", NOW, input=lines)
+    assert started and started[0] > 2  # it ran, over several chunks
+    monkeypatch.setattr(intake_worker, "MIN_RECORDS", 10**9)
+    in_process = mem("add", "-", *flags, "--db", str(alone), "--now", NOW, input=lines)
+    assert len(started) == 1
+    assert with_worker.code == in_process.code == 0, with_worker.stderr
+    expected, got = _rows(alone), _rows(worker)
+    assert expected["memories"] and expected["vectors"]
+    for part in ("memories", "vectors", "tokens", "log"):
+        assert got[part] == expected[part], part
+    graph, graph_worker = snapshot(alone), snapshot(worker)
+    for part in ("edges", "memories", "entities", "mentions", "assertions"):
+        assert graph_worker[part] == graph[part], part
+    assert _outcomes(with_worker, _texts(worker)) == _outcomes(in_process, _texts(alone))
+
+
+@pytest.mark.parametrize("bad_at", [[1], [150], [299], [40, 290]])
+def test_a_bad_line_anywhere_fails_the_batch_as_in_process(bad_at: list[int], mem, tmp_path: Path,
+                                                           small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole batch is validated before the first write, whichever process checks a line; the error is
+    the first bad line's, word for word."""
+    records: list[Any] = [{"text": f"note number {i} about the deploy pipeline"} for i in range(300)]
+    for at in bad_at:
+        records[at - 1] = {"text": "fine", "created_at": "not a date"}
+    lines = "".join(json.dumps(r) + "\n" for r in records)
+    got = mem("add", "-", "--bulk", "--db", str(tmp_path / "w.db"), "--now", NOW, input=lines)
+    monkeypatch.setattr(intake_worker, "MIN_RECORDS", 10**9)
+    expected = mem("add", "-", "--bulk", "--db", str(tmp_path / "a.db"), "--now", NOW, input=lines)
+    assert got.code == expected.code == 4
+    assert got.error == expected.error and f"line {bad_at[0]}:" in got.error["message"]
+    conn = sqlean.connect(str(tmp_path / "w.db"))
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def test_an_embedder_failing_in_the_worker_fails_the_command_as_in_process(mem, tmp_path: Path, small_chunks: None,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database is bound to an Ollama model that is not running: the child's embedding fails, and
+    the parent exits 6 with the message in-process intake gives."""
+    from mem.store import Store
+
+    lines = "".join(json.dumps({"text": f"memory {i} of the billing service"}) + "\n" for i in range(200))
+    results = []
+    for name, floor in (("w.db", 128), ("a.db", 10**9)):
+        db = tmp_path / name
+        with Store.open(db) as store:
+            store.rebind_embedder("ollama:nomic-embed-text", "ollama:nomic-embed-text", 8)
+        monkeypatch.setattr(intake_worker, "MIN_RECORDS", floor)
+        results.append(mem("add", "-", "--db", str(db), "--embedder", "ollama:nomic-embed-text", env={"MEM_OLLAMA_HOST": "http://127.0.0.1:9"}, input=lines))
+    got, expected = results
+    assert got.code == expected.code == 6, got.stderr
+    assert got.error == expected.error
+
+
+def _workers_of(pid: int) -> list[int]:
+    """Worker processes started by ``pid`` that are still alive (it passes its pid on their command line)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            state = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("State:"))
+        except (OSError, StopIteration):
+            continue
+        if b"mem.stages.intake_worker" in argv and str(pid).encode() in argv and "zombie" not in state:
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_gone(pid: int) -> list[int]:
+    deadline = time.monotonic() + 10
+    while _workers_of(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _workers_of(pid)
+
+
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL", "broken pipe"])
+def test_no_worker_outlives_an_interrupted_intake(how: str, tmp_path: Path) -> None:
+    from bench.crash import mem_command
+
+    eager = how == "broken pipe"  # the reader of the outcomes goes away (they are printed at the end)
+    lines = "".join(json.dumps({"text": f"memory {i}: the {i % 97} service moved to port {i}"}) + "\n"
+                    for i in range(700 if eager else 20000))
+    source = tmp_path / "in.jsonl"
+    source.write_text(lines)
+    env = {**os.environ, "MEM_NOW": NOW, "PYTHONPATH": str(ROOT), "MEM_EMBEDDER": "hash"}
+    command = mem_command("add", "-", *([] if eager else ["--bulk"]), "--db", str(tmp_path / "m.db"), chunk=256)
+    with source.open("rb") as stdin:
+        proc = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not _workers_of(proc.pid):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
+            time.sleep(0.01)
+        assert proc.stdout is not None
+        if eager:
+            proc.stdout.close()
+        else:
+            time.sleep(0.3)
+            proc.send_signal(getattr(signal, how))
+        code = proc.wait(timeout=60)
+        assert _wait_gone(proc.pid) == []
+        if how == "SIGINT":
+            assert code == 130 and b"Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _text_index(path: Path) -> dict[str, Any]:
+    """The full-text index as searches see it: each memory's token counts, and the hits and bm25 scores
+    of a few words, memories named by their text."""
+    conn = sqlean.connect(str(path))
+    try:
+        conn.execute("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')")  # raises if it is corrupt
+        text_of = dict(conn.execute("SELECT rowid, text FROM memories"))
+        sizes = sorted((text_of[rowid], sz) for rowid, sz in conn.execute("SELECT id, sz FROM memory_fts_docsize"))
+        hits = {word: sorted((text_of[rowid], round(score, 9)) for rowid, score in conn.execute(
+            "SELECT rowid, bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ?", (word,)))
+            for word in ("service", "deploy", "outage", "postgres", "auth")}
+        return {"sizes": sizes, "hits": hits}
+    finally:
+        conn.close()
+
+
+def test_a_bulk_chunk_indexes_its_text_as_the_per_row_trigger_does(mem, tmp_path: Path, small_chunks: None) -> None:
+    """A bulk chunk writes its full-text rows in one statement at its end (``Store.bulk_writes``): the same
+    index, scores and trigger afterwards as eager intake's row-by-row trigger."""
+    lines = "".join(json.dumps(r) + "\n" for r in intake_records(300))
+    eager, bulk = tmp_path / "eager.db", tmp_path / "bulk.db"
+    assert mem("add", "-", "--db", str(eager), "--now", NOW, input=lines).code == 0
+    assert mem("add", "-", "--bulk", "--db", str(bulk), "--now", NOW, input=lines).code == 0
+    expected, got = _text_index(eager), _text_index(bulk)
+    assert all(expected["hits"].values()) and got == expected
+    # the trigger is back: a later single add is in the full-text index at once
+    assert mem("add", "The zeppelin hangar moved to the north field", "--db", str(bulk)).code == 0
+    conn = sqlean.connect(str(bulk))
+    try:
+        assert conn.execute("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'zeppelin'").fetchone()[0] == 1
+    finally:
+        conn.close()
