@@ -81,6 +81,10 @@ PAIRS = {
     "moved_off": ("Error reports from the desktop app go to Bugsnag.",
                   "Desktop app error reporting moved off Bugsnag onto Sentry.", "fact",
                   "where do desktop app error reports go?"),
+    # a rename told as the name that holds now
+    "called_now": ("The ledger-export job writes the nightly CSV files to the finance bucket.",
+                   "The ledger-export job is called books-export now; it still writes the CSV files to the finance bucket.",
+                   "fact", "what is the job that writes the finance CSV files called?"),
     # a day or a run of days is a setting: another run on the same slot, no change word
     "days": ("Ines Duarte is on the release rota Monday to Wednesday; Tomas covers Thursday and Friday.",
              "Release rota from June: Ines Duarte Monday to Thursday, Tomas on Fridays.",
@@ -131,7 +135,7 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
 def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
-                                   "doubled", "before")}
+                                   "doubled", "before", "called_now")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -200,6 +204,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "person": ("Reminder from Priya in review: amounts are integer cents in bigint columns, never float.",
                    "Billing ownership moved from Priya to Marcus Oyelaran; PRs touching invoices or tax now need "
                    "Marcus's review.", "correction", ""),
+        # a name stated, with no "now": no rename
+        "named": ("The ledger-export job writes the nightly CSV files to the finance bucket.",
+                  "The job that archives the finance bucket is called bucket-archiver.", "fact", ""),
         # days of the week on other slots are two schedules, not a change
         "other_days": ("Deploys to production go out on Tuesdays.", "Database backups are restored as a drill on Fridays.",
                        "fact", ""),

@@ -88,6 +88,9 @@ _SHAPES = [
                rf"\s+{_SPAN.format('old')}{_END}"),
     # an identifier that is now / became another: "STRIPE_KEY is now STRIPE_SECRET_KEY"
     re.compile(rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
+    # a name that holds now: "the clinic-sync worker is called roster-sync now", "X is now named Y"
+    re.compile(rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
+               rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
     re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]
@@ -316,7 +319,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     new: list[Value] = []
     for shape in _SHAPES:
         for match in shape.finditer(lowered):
-            for name, into in (("old", old), ("new", new)):
+            for name, into in (("old", old), ("new", new), ("new2", new)):
                 raw = match.groupdict().get(name)
                 value = Value.of(raw) if raw else None
                 if value is not None and value not in into:
