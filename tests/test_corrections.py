@@ -204,6 +204,11 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "person": ("Reminder from Priya in review: amounts are integer cents in bigint columns, never float.",
                    "Billing ownership moved from Priya to Marcus Oyelaran; PRs touching invoices or tax now need "
                    "Marcus's review.", "correction", ""),
+        # with no change word, a setting whose sentence opens with a word the older one lacks is that
+        # subject's: staging's pool beside the pool of every pod
+        "subject": ("After the load test: gateway Redis pool, 50 connections per pod.",
+                    "Staging runs the gateway with a Redis pool of 5 connections per pod to fit the small instance.",
+                    "fact", ""),
         # a name stated, with no "now": no rename
         "named": ("The ledger-export job writes the nightly CSV files to the finance bucket.",
                   "The job that archives the finance bucket is called bucket-archiver.", "fact", ""),

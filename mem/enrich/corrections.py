@@ -374,20 +374,25 @@ def _present(word: str, text_words: frozenset[str]) -> bool:
 
 
 def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],
-              their_words: frozenset[str]) -> str:
+              their_words: frozenset[str], bare: bool = False) -> str:
     """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
     when a word both name is qualified on each side, right before it, by a word the other text lacks
     ("API *worker* timeout" / "API *request* timeout"); ``SAME`` when the older text names all the
     newer slot's words (or all but one of four: a correction refers back to what it changes); else
-    ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL")."""
+    ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL"). A statement with no
+    change word whose one missing word opens its sentence on its own (a verb or a function word after
+    it: a subject, not a modifier) is ``OTHER``: that subject says whose setting it is ("Staging runs
+    the API with a database pool of 5" beside "API database pool, 25")."""
     slot = _slot(mine)
     for head in slot & _slot(theirs):
         a, b = mine.index(head), theirs.index(head)
         if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
                 and not _present(mine[a - 1], their_words) and not _present(theirs[b - 1], my_words):
             return OTHER
-    missing = sum(1 for w in slot if not _present(w, their_words))
-    return SAME if missing == 0 or (missing == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
+    missing = [w for w in slot if not _present(w, their_words)]
+    if bare and missing == [mine[0]] and mine[1:2] == ("",):
+        return OTHER
+    return SAME if not missing or (len(missing) == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
 
 
 def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, str]]:
@@ -409,7 +414,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
             if other[1] != mine[1] or _same_program(other, mine) \
                     or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
                 continue
-            out.append((other, mine, _relation(before, their_before, reading.words, their_words)))
+            out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
     return out
 
 
