@@ -53,7 +53,10 @@ def intake_ratio(n: int, embedder_name: str, pairs: int) -> list[tuple[float, fl
     embeds them as intake hands them over (``add.CHUNK`` at a time); ``mem add -`` (one ``add.run``
     call, eager) and bulk (``mem add - --bulk``: until searchable, then with its finishing pass)
     each build a fresh database. One embedder instance serves all, loaded before the clock.
-    Returns each round's (mem add -, bulk until searchable) rate over the embedder-alone rate."""
+    Then both again as the CLI runs them (``add.run`` on a fresh context: from
+    ``intake_worker.MIN_RECORDS`` texts a worker process prepares them, loading its own model inside
+    the clock). Returns each round's (mem add -, bulk until searchable, the same two as the CLI runs
+    them) rates over the embedder-alone rate."""
     from mem.config import resolve_settings
     from mem.embed import get_embedder
     from mem.stages import add, finish
@@ -90,20 +93,48 @@ def intake_ratio(n: int, embedder_name: str, pairs: int) -> list[tuple[float, fl
             raise SystemExit("intake refused a synthetic text")
         return searchable, done
 
+    def as_the_cli(bulk: bool) -> tuple[float, float]:
+        """``intake`` through ``add.run`` on a fresh context, as ``mem add -`` runs it."""
+        real_finish, searchable_at = finish.run, []
+
+        def timed_finish(ctx: Any, **kwargs: Any) -> Any:
+            searchable_at.append(time.perf_counter())
+            return real_finish(ctx, **kwargs)
+
+        finish.run = timed_finish
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                settings = resolve_settings(db=Path(tmp) / "mem.db", embedder=embedder_name, scope="bench")
+                with Store.open(settings.db_path) as store:
+                    start = time.perf_counter()
+                    stored = list(add.run(Context(store=store, settings=settings),
+                                          [(i + 1, {"text": t}) for i, t in enumerate(texts)], add.AddOptions(bulk=bulk)))
+                    done = time.perf_counter() - start
+        finally:
+            finish.run = real_finish
+        if any(o.status not in ("added", "duplicate", "superseded") for o in stored):
+            raise SystemExit("intake refused a synthetic text")
+        return (searchable_at[0] - start if bulk else done), done
+
     rows = []
+    runs = {"alone": alone, "eager": lambda: intake(False), "bulk": lambda: intake(True),
+            "eager cli": lambda: as_the_cli(False), "bulk cli": lambda: as_the_cli(True)}
     for pair in range(pairs):
-        order = ["alone", "eager", "bulk"] if pair % 2 == 0 else ["bulk", "eager", "alone"]
-        got: dict[str, Any] = {}
-        for name in order:
-            got[name] = alone() if name == "alone" else intake(name == "bulk")
+        order = list(runs) if pair % 2 == 0 else list(reversed(runs))
+        got: dict[str, Any] = {name: runs[name]() for name in order}
         base = n / got["alone"]
         eager, (searchable, done) = n / got["eager"][1], got["bulk"]
-        rows.append((eager / base, n / searchable / base))
+        cli_eager, cli_searchable = n / got["eager cli"][1], n / got["bulk cli"][0]
+        rows.append((eager / base, n / searchable / base, cli_eager / base, cli_searchable / base))
         print(f"{embedder_name} n={n} round {pair + 1}: embedder alone {base:,.0f}/s; mem add - {eager:,.0f}/s "
               f"(x{eager / base:.2f}); bulk until searchable {n / searchable:,.0f}/s (x{n / searchable / base:.2f}), "
-              f"with its finishing pass {n / done:,.0f}/s (finishing {done - searchable:.1f} s)", flush=True)
-    print(f"{embedder_name} n={n} median over {pairs} rounds: mem add - x{statistics.median(r for r, _ in rows):.2f} "
-          f"the embedder-alone rate, bulk until searchable x{statistics.median(r for _, r in rows):.2f}", flush=True)
+              f"with its finishing pass {n / done:,.0f}/s (finishing {done - searchable:.1f} s); as the CLI runs "
+              f"them: mem add - {cli_eager:,.0f}/s (x{cli_eager / base:.2f}), bulk until searchable "
+              f"{cli_searchable:,.0f}/s (x{cli_searchable / base:.2f})", flush=True)
+    medians = [statistics.median(row[i] for row in rows) for i in range(4)]
+    print(f"{embedder_name} n={n} median over {pairs} rounds: mem add - x{medians[0]:.2f} the embedder-alone "
+          f"rate, bulk until searchable x{medians[1]:.2f}; as the CLI runs them x{medians[2]:.2f} and "
+          f"x{medians[3]:.2f}", flush=True)
     return rows
 
 

@@ -68,6 +68,12 @@ class MiniLM:
             self._sessions[bulk] = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         return self._sessions[bulk]
 
+    def load(self) -> None:
+        """Load the tokenizer and the bulk session now (the intake worker does this while it validates)."""
+        if self._tokenizer is None:
+            self._load_tokenizer()
+        self._session(bulk=True)
+
     def _load_tokenizer(self) -> None:
         from tokenizers import Tokenizer
 

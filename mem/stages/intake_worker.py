@@ -28,6 +28,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -163,6 +164,10 @@ def _child(fd: int) -> None:
         if is_db_url(job.settings.db_path) and hasattr(embedder, "spin"):
             embedder.spin = False  # as Context.embedder does beside a database server
         ctx.use_embedder(embedder)
+        # A model loads in a second thread while this one validates (onnxruntime builds its session
+        # without the interpreter lock for much of the time).
+        loading = threading.Thread(target=_preload, args=(embedder,), daemon=True)
+        loading.start()
         # Validate from the back until the parent's front meets it; keep the lowest error.
         mine: dict[int, add.Draft] = {}
         error: MemError | None = None
@@ -179,6 +184,7 @@ def _child(fd: int) -> None:
             send("error", error)
             return
         send("validated", None)
+        loading.join()
         for start, end in job.bounds:
             drafts = [mine.pop(i, None) or add.validate(records[i][1], records[i][0], ctx, options,
                                                          keep_ids=job.keep_ids) for i in range(start, end)]
@@ -193,6 +199,16 @@ def _child(fd: int) -> None:
         send("error", exc)
     except BrokenPipeError:
         pass
+
+
+def _preload(embedder: Any) -> None:
+    """Load ``embedder``'s model if it has one to load; a failure here recurs, and is reported, at its first use."""
+    load = getattr(embedder, "load", None)
+    if load is not None:
+        try:
+            load()
+        except Exception:  # noqa: BLE001  (the first embedding raises it again, with its message)
+            pass
 
 
 def _die_with_parent(parent: int) -> None:
