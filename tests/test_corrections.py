@@ -85,6 +85,10 @@ PAIRS = {
     "called_now": ("The ledger-export job writes the nightly CSV files to the finance bucket.",
                    "The ledger-export job is called books-export now; it still writes the CSV files to the finance bucket.",
                    "fact", "what is the job that writes the finance CSV files called?"),
+    # "back to" marks a change: another number of the unit on the slot, the slot named with fewer words
+    "back_to": ("After the soak test the Postgres pool for ledger-api ended up at 60 connections.",
+                "Pool size for ledger-api is back to 40 connections: two replicas at 60 each hit max_connections.",
+                "fact", "how many connections does the ledger-api pool have?"),
     # a day or a run of days is a setting: another run on the same slot, no change word
     "days": ("Ines Duarte is on the release rota Monday to Wednesday; Tomas covers Thursday and Friday.",
              "Release rota from June: Ines Duarte Monday to Thursday, Tomas on Fridays.",
@@ -135,7 +139,7 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
 def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
-                                   "doubled", "before", "called_now")}
+                                   "doubled", "before", "called_now", "back_to")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)

@@ -314,7 +314,7 @@ settle: settle, end, land
 
 # Words that mark an update without a verb of change ("the limit is now 1200", "Postmark, instead").
 CHANGE_MARKERS = words("""
-now, no longer, anymore, any more, instead, actually, correction, nowadays, these days, from now on
+now, no longer, anymore, any more, instead, actually, correction, nowadays, these days, from now on, back to, back on
 """)
 
 # Words that name what kind of quantity a setting is, not which one: "the pool size" is "the pool".
