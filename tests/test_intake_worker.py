@@ -45,9 +45,11 @@ def _rows(path: Path) -> dict[str, Any]:
         conn.close()
 
 
+@pytest.mark.parametrize("start", ["fork", "spawn"])
 @pytest.mark.parametrize("flags", [["--bulk"], []], ids=["bulk", "eager"])
-def test_worker_builds_the_database_in_process_intake_builds(flags: list[str], mem, tmp_path: Path,
+def test_worker_builds_the_database_in_process_intake_builds(flags: list[str], start: str, mem, tmp_path: Path,
                                                              small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(intake_worker, "START", start)
     lines = "".join(json.dumps(r) + "\n" for r in intake_records(300))
     started: list[int] = []
     real_enter = intake_worker.Worker.__enter__
@@ -74,11 +76,13 @@ def test_worker_builds_the_database_in_process_intake_builds(flags: list[str], m
     assert _outcomes(with_worker, _texts(worker)) == _outcomes(in_process, _texts(alone))
 
 
+@pytest.mark.parametrize("start", ["fork", "spawn"])
 @pytest.mark.parametrize("bad_at", [[1], [150], [299], [40, 290]])
-def test_a_bad_line_anywhere_fails_the_batch_as_in_process(bad_at: list[int], mem, tmp_path: Path,
+def test_a_bad_line_anywhere_fails_the_batch_as_in_process(bad_at: list[int], start: str, mem, tmp_path: Path,
                                                            small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole batch is validated before the first write, whichever process checks a line; the error is
     the first bad line's, word for word."""
+    monkeypatch.setattr(intake_worker, "START", start)
     records: list[Any] = [{"text": f"note number {i} about the deploy pipeline"} for i in range(300)]
     for at in bad_at:
         records[at - 1] = {"text": "fine", "created_at": "not a date"}
@@ -95,11 +99,15 @@ def test_a_bad_line_anywhere_fails_the_batch_as_in_process(bad_at: list[int], me
         conn.close()
 
 
-def test_an_embedder_failing_in_the_worker_fails_the_command_as_in_process(mem, tmp_path: Path, small_chunks: None,
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_an_embedder_failing_in_the_worker_fails_the_command_as_in_process(start: str, mem, tmp_path: Path,
+                                                                            small_chunks: None,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The database is bound to an Ollama model that is not running: the child's embedding fails, and
     the parent exits 6 with the message in-process intake gives."""
     from mem.store import Store
+
+    monkeypatch.setattr(intake_worker, "START", start)
 
     lines = "".join(json.dumps({"text": f"memory {i} of the billing service"}) + "\n" for i in range(200))
     results = []
@@ -114,31 +122,32 @@ def test_an_embedder_failing_in_the_worker_fails_the_command_as_in_process(mem, 
     assert got.error == expected.error
 
 
-def _workers_of(pid: int) -> list[int]:
-    """Worker processes started by ``pid`` that are still alive (it passes its pid on their command line)."""
+def _children_of(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``."""
     found = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            state = next(line for line in (entry / "status").read_text().splitlines() if line.startswith("State:"))
-        except (OSError, StopIteration):
-            continue
-        if b"mem.stages.intake_worker" in argv and str(pid).encode() in argv and "zombie" not in state:
-            found.append(int(entry.name))
+        if entry.name.isdigit():
+            try:
+                status = dict(line.split(":\t", 1) for line in (entry / "status").read_text().splitlines() if ":\t" in line)
+            except OSError:
+                continue
+            if status.get("PPid", "").strip() == str(pid) and not status.get("State", "").startswith("Z"):
+                found.append(int(entry.name))
     return found
 
 
-def _wait_gone(pid: int) -> list[int]:
-    deadline = time.monotonic() + 10
-    while _workers_of(pid) and time.monotonic() < deadline:
+def _alive(pids: list[int]) -> list[int]:
+    deadline, alive = time.monotonic() + 10, list(pids)
+    while alive and time.monotonic() < deadline:
         time.sleep(0.05)
-    return _workers_of(pid)
+        alive = [p for p in alive if Path(f"/proc/{p}").exists()
+                 and not (Path(f"/proc/{p}/status").read_text().split("State:")[1].strip().startswith("Z"))]
+    return alive
 
 
-@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM", "SIGKILL", "broken pipe"])
-def test_no_worker_outlives_an_interrupted_intake(how: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("how", "start"), [(how, start) for how in ("SIGINT", "SIGTERM", "SIGKILL")
+                                            for start in ("fork", "spawn")] + [("broken pipe", "fork")])
+def test_no_worker_outlives_an_interrupted_intake(how: str, start: str, tmp_path: Path) -> None:
     from bench.crash import mem_command
 
     eager = how == "broken pipe"  # the reader of the outcomes goes away (they are printed at the end)
@@ -148,11 +157,13 @@ def test_no_worker_outlives_an_interrupted_intake(how: str, tmp_path: Path) -> N
     source.write_text(lines)
     env = {**os.environ, "MEM_NOW": NOW, "PYTHONPATH": str(ROOT), "MEM_EMBEDDER": "hash"}
     command = mem_command("add", "-", *([] if eager else ["--bulk"]), "--db", str(tmp_path / "m.db"), chunk=256)
+    command[2] = command[2].replace("intake_worker.MIN_RECORDS", f"intake_worker.START = {start!r}; "
+                                    "intake_worker.MIN_RECORDS")
     with source.open("rb") as stdin:
         proc = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     try:
         deadline = time.monotonic() + 60
-        while not _workers_of(proc.pid):
+        while not (workers := _children_of(proc.pid)):
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
             time.sleep(0.01)
         assert proc.stdout is not None
@@ -162,7 +173,7 @@ def test_no_worker_outlives_an_interrupted_intake(how: str, tmp_path: Path) -> N
             time.sleep(0.3)
             proc.send_signal(getattr(signal, how))
         code = proc.wait(timeout=60)
-        assert _wait_gone(proc.pid) == []
+        assert _alive(workers) == []
         if how == "SIGINT":
             assert code == 130 and b"Traceback" not in proc.stderr.read()  # type: ignore[union-attr]
     finally:

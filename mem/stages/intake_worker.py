@@ -3,9 +3,12 @@
 A large ``mem add -`` or ``mem import`` spends about half its CPU on work that needs only the text:
 validation and the gate, enrichment, the embedding and (eager intake) entities and assertions. In
 one process that work and the SQL share the interpreter lock (the hash embedder and enrichment are
-Python), so a second thread gives no parallelism. Here a child process (a fresh interpreter: no
-inherited sqlite connection or onnxruntime thread pool, and the parent never loads the model)
-does it and streams prepared chunks back while the parent writes the previous one.
+Python), so a second thread gives no parallelism. Here a child process does it and streams
+prepared chunks back while the parent writes the previous one; the parent never loads the model.
+The child is a fork when that is sound (one thread, no onnxruntime loaded: ready in milliseconds,
+nothing to import or send; it never touches the copied store connection and leaves with
+``os._exit``), else a fresh interpreter (``python -m mem.stages.intake_worker``, ~0.3 s to start)
+that reads the job from a file.
 
 The whole batch is still validated before anything is written: the parent validates from the
 front and the child from the back until they meet (two shared counters), and the first bad line
@@ -24,6 +27,7 @@ from __future__ import annotations
 import mmap
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
@@ -39,9 +43,10 @@ if TYPE_CHECKING:
     from mem.stages.add import AddOptions, Draft
     from mem.stages.context import Context
 
-# Records that pay the child's start (an interpreter and its imports, ~0.2 s, hidden behind the
-# parent's share of the validation): fewer than this stay in process.
+# Records that pay the child's start (hidden behind the parent's share of the validation; a fresh
+# interpreter takes ~0.3 s): fewer than this stay in process.
 MIN_RECORDS = 2048
+START = "auto"  # "fork", "spawn", or "auto": a fork when _forks_safely() (tests force each)
 FIRST_CHUNK = 256  # the first chunk is small, so the writer waits for its preparation only briefly
 # Shared by both processes: the parent's next record to validate (offset 0), the lowest record
 # the child validated (offset 8); each side writes only its own.
@@ -84,30 +89,64 @@ class Worker:
         # One clock for the whole batch (as a pinned --now gives): the child's drafts carry it.
         settings = replace(ctx.settings, now_override=ctx.now())
         self.bounds = chunk_bounds(len(self.records), size)
-        job = _Job(settings, str(ctx.embedder_name), options, keep_ids, self.records, self.bounds)
-        self.file = tempfile.TemporaryFile(prefix="mem-intake-")
-        self.file.write(_COUNTERS.pack(0, len(self.records)))
-        pickle.dump(job, self.file, protocol=pickle.HIGHEST_PROTOCOL)
-        self.file.flush()
-        self.shared = mmap.mmap(self.file.fileno(), 0)
-        self.child: subprocess.Popen[bytes] | None = None
+        self.job = _Job(settings, str(ctx.embedder_name), options, keep_ids, self.records, self.bounds)
+        self.file: Any = None  # spawn: the counters and the job, in a file the child maps
+        self.shared: mmap.mmap | None = None
+        self.pid = 0
+        self.popen: subprocess.Popen[bytes] | None = None
+        self.reader: Any = None  # the child's messages
 
     def __enter__(self) -> "Worker":
-        fd = self.file.fileno()
-        self.child = subprocess.Popen([sys.executable, "-m", "mem.stages.intake_worker", str(fd), str(os.getpid())],
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(fd,))
+        if START == "fork" or (START == "auto" and _forks_safely()):
+            self._fork()
+        else:
+            self._spawn()
         return self
 
+    def _fork(self) -> None:
+        self.shared = mmap.mmap(-1, _COUNTERS.size)  # anonymous and shared: the child writes the same pages
+        _COUNTERS.pack_into(self.shared, 0, 0, len(self.records))
+        parent = os.getpid()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read)
+            _child_main(self.job, self.shared, os.fdopen(write, "wb"), parent)
+        os.close(write)
+        self.pid, self.reader = pid, os.fdopen(read, "rb")
+
+    def _spawn(self) -> None:
+        self.file = tempfile.TemporaryFile(prefix="mem-intake-")
+        self.file.write(_COUNTERS.pack(0, len(self.records)))
+        pickle.dump(self.job, self.file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.file.flush()
+        self.shared = mmap.mmap(self.file.fileno(), 0)
+        fd = self.file.fileno()
+        self.popen = subprocess.Popen([sys.executable, "-m", "mem.stages.intake_worker", str(fd), str(os.getpid())],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(fd,))
+        self.pid, self.reader = self.popen.pid, self.popen.stdout
+
     def __exit__(self, *exc: Any) -> None:
-        child = self.child
-        if child is not None:
-            if child.poll() is None:
-                child.kill()  # unfinished (an error, Ctrl-C, a reader gone): nothing of it is needed
-            child.wait()
-            assert child.stdout is not None
-            child.stdout.close()
-        self.shared.close()
-        self.file.close()
+        if self.pid:
+            # Finished (it is leaving) or not (an error, Ctrl-C, a reader gone): nothing more is needed of it.
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self._wait()
+        if self.reader is not None:
+            self.reader.close()
+        if self.shared is not None:
+            self.shared.close()
+        if self.file is not None:
+            self.file.close()
+
+    def _wait(self) -> int:
+        """Reap the child; its exit status."""
+        pid, self.pid = self.pid, 0
+        if self.popen is not None:
+            return self.popen.wait()
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 
     def prepared(self) -> Iterator[list["Draft"]]:
         """Validate the whole batch (raising the first bad line's error), then each chunk's drafts,
@@ -115,6 +154,7 @@ class Worker:
         from mem.stages.add import validate
 
         records, ctx, options, shared = self.records, self.ctx, self.options, self.shared
+        assert shared is not None
         index = 0
         while index < _COUNTERS.unpack_from(shared)[1]:
             line, raw = records[index]
@@ -129,19 +169,46 @@ class Worker:
             yield drafts
 
     def _receive(self, kind: str) -> Any:
-        assert self.child is not None and self.child.stdout is not None
         try:
-            message = pickle.load(self.child.stdout)
+            message = pickle.load(self.reader)
         except EOFError:
-            code = self.child.wait()
-            raise MemError(f"the intake worker process stopped (exit status {code})") from None
+            raise MemError(f"the intake worker process stopped (exit status {self._wait()})") from None
         if message[0] == "error":
             raise message[1]
         assert message[0] == kind, message[0]
         return message[1]
 
 
-def _child(fd: int) -> None:
+def _forks_safely() -> bool:
+    """Whether a fork of this process makes a sound child: one thread (no lock held by another thread
+    is copied) and no onnxruntime loaded (its thread pool does not survive a fork)."""
+    return hasattr(os, "fork") and threading.active_count() == 1 and "onnxruntime" not in sys.modules
+
+
+def _child_main(job: _Job, shared: mmap.mmap, out: Any, parent: int) -> None:
+    """The child's whole life: serve the job, then leave at once (no atexit handlers or finalizers,
+    which in a fork are the parent's)."""
+    code = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process
+        _die_with_parent(parent)
+        _serve(job, shared, out)
+    except BrokenPipeError:
+        pass
+    except BaseException:  # a bug: its traceback on stderr; the parent reports the exit status
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def _serve(job: _Job, shared: mmap.mmap, out: Any) -> None:
+    """Validate from the back until the parent's front meets it, then prepare every chunk in order."""
     import numpy as np
 
     from mem.config import is_db_url
@@ -149,9 +216,6 @@ def _child(fd: int) -> None:
     from mem.stages import add
     from mem.stages.context import Context
 
-    shared = mmap.mmap(fd, 0)
-    job: _Job = pickle.loads(memoryview(shared)[_COUNTERS.size :])
-    out = sys.stdout.buffer
     ctx = Context(store=None, settings=job.settings)  # type: ignore[arg-type]  # text work only: no store
     records, options = job.records, job.options
 
@@ -168,7 +232,7 @@ def _child(fd: int) -> None:
         # without the interpreter lock for much of the time).
         loading = threading.Thread(target=_preload, args=(embedder,), daemon=True)
         loading.start()
-        # Validate from the back until the parent's front meets it; keep the lowest error.
+        # From the back until the parent's front meets it; the lowest error is the one to raise.
         mine: dict[int, add.Draft] = {}
         error: MemError | None = None
         index = len(records) - 1
@@ -197,8 +261,8 @@ def _child(fd: int) -> None:
             send("chunk", (drafts, embedded, vectors))
     except MemError as exc:
         send("error", exc)
-    except BrokenPipeError:
-        pass
+
+
 
 
 def _preload(embedder: Any) -> None:
@@ -213,9 +277,6 @@ def _preload(embedder: Any) -> None:
 
 def _die_with_parent(parent: int) -> None:
     """Ask Linux to SIGKILL this process when its parent dies (a killed import leaves no child)."""
-    import os
-    import signal
-
     try:
         import ctypes
 
@@ -226,14 +287,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-if __name__ == "__main__":
-    import os
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process
-    _die_with_parent(int(sys.argv[2]))
-    try:
-        _child(int(sys.argv[1]))
-    except BrokenPipeError:
-        pass
-    os._exit(0)  # nothing left to flush (each message is flushed), and a closed pipe must not raise at exit
+if __name__ == "__main__":  # spawned: python -m mem.stages.intake_worker FD PARENT_PID
+    _fd = int(sys.argv[1])
+    _shared = mmap.mmap(_fd, 0)
+    _child_main(pickle.loads(memoryview(_shared)[_COUNTERS.size :]), _shared, sys.stdout.buffer, int(sys.argv[2]))
