@@ -155,6 +155,21 @@ FAR = ("Every sprint somebody writes the release notes by hand in the team wiki,
        "Release notes moved from the wiki to changelogs generated on tag.", "fact", "")
 
 
+def test_a_near_duplicate_that_changes_a_setting_is_an_update_not_a_duplicate() -> None:
+    # cosine .97 (hash embedder): over the near-duplicate gate's .95
+    older = ("Nightly exports of the billing warehouse to the finance bucket in the eu-west region keep 30 days of "
+             "parquet files, compressed with zstd, partitioned by tenant, date and source system, and listed in the "
+             "export manifest.")
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z").records[0]
+    again = run_mem("add", older.replace("manifest.", "manifest!"), "--now", "2026-05-01T10:00:00Z").records[0]
+    assert again["status"] == "duplicate" and again["id"] == first["id"], again  # the same facts: a duplicate
+    newer = run_mem("add", older.replace("30 days", "90 days"), "--now", "2026-05-02T09:00:00Z").records[0]
+    assert newer["status"] == "added" and newer.get("supersedes") == [first["id"]], newer
+    hits = run_mem("search", "how many days of billing exports does the finance bucket keep?",
+                   "--now", "2026-05-03T00:00:00Z").records
+    assert hits[0]["id"] == newer["id"] and first["id"] not in [h["id"] for h in hits]
+
+
 def test_a_hand_back_supersedes_the_handover_it_undoes() -> None:
     # the handover names the new contact (Ravi) as its giver: that is no sign it already states the new state
     texts = ["Ravi Menon is the contact for the payments ledger and approves its migrations.",
@@ -213,6 +228,10 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "subject": ("After the load test: gateway Redis pool, 50 connections per pod.",
                     "Staging runs the gateway with a Redis pool of 5 connections per pod to fit the small instance.",
                     "fact", ""),
+        # a lone number named as the old value recurs in unrelated facts: "3 times, not 5" is no
+        # correction of "5 hours of uploads", whatever the kind
+        "lone_number": ("Free accounts get 5 hours of uploads per month.",
+                        "Correction: the upload importer retries a failed feed 3 times, not 5.", "correction", ""),
         # a name stated, with no "now": no rename
         "named": ("The ledger-export job writes the nightly CSV files to the finance bucket.",
                   "The job that archives the finance bucket is called bucket-archiver.", "fact", ""),

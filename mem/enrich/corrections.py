@@ -456,11 +456,12 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
     named = sum(max(1, len(v.terms)) for v in stated)
-    # a kind `correction` may rest on one old value, unless that value is a person: people recur in
-    # facts a handover does not correct ("moved from Priya to Marcus" is no correction of "Reminder
-    # from Priya in review: amounts are integer cents"), a tool or an identifier names the thing itself
+    # a kind `correction` may rest on one old value, unless that value is a person or a lone number:
+    # people recur in facts a handover does not correct ("moved from Priya to Marcus" is no correction
+    # of "Reminder from Priya in review: amounts are integer cents"), and so do numbers ("3 times, not
+    # 5" corrects no "5 hours of uploads"); a tool or an identifier names the thing itself
     if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or reading.kind == "correction" and any(
-            v.text not in _people(reading.text) for v in stated)):
+            v.terms and v.text not in _people(reading.text) for v in stated)):
         return "old value " + ", ".join(v.text for v in stated)
     # another value on the very same slot is itself evidence; on a slot the correction qualifies further,
     # the words must say enough

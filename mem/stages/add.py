@@ -443,7 +443,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
     neighbours = chunk.neighbours(draft)
     if _checks_near(draft, options) and neighbours:
         near = nearest_live(ctx, [hit for hit in neighbours if hit[1] >= options.near_threshold])
-        if near is not None:
+        if near is not None and not supersede.changes(memory, near[0]):  # a changed setting is an update
             return Outcome("duplicate", id=near[0].id, line=draft.line,
                            reason=f"near duplicate (cosine {near[1]:.3f})")
     if not memory.id:

@@ -197,6 +197,16 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     return superseded
 
 
+def changes(memory: "Memory", other: Any) -> bool:
+    """Whether the newer of two near duplicates corrects the older ("the free plan now allows 5 hours"
+    after "... 2 hours"): then it is an update for supersession to decide, not a duplicate to drop."""
+    from mem.enrich import corrections
+
+    newer, older = (memory, other) if memory.created_at >= other.created_at else (other, memory)
+    reading = corrections.read(newer.text, newer.kind)
+    return reading is not None and corrections.corrects(reading, older.text, neighbour=True) is not None
+
+
 def resolve_status(superseded: Sequence[str], memory_id: str) -> tuple[str, list[str]]:
     """``("superseded", others)`` when the incoming memory was the older side, else ``("added", all)``."""
     if memory_id in superseded:
