@@ -46,9 +46,9 @@ def _rows(path: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("start", ["fork", "spawn"])
-@pytest.mark.parametrize("flags", [["--bulk"], []], ids=["bulk", "eager"])
-def test_worker_builds_the_database_in_process_intake_builds(flags: list[str], start: str, mem, tmp_path: Path,
-                                                             small_chunks: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_worker_builds_the_database_in_process_intake_builds(start: str, mem, tmp_path: Path, small_chunks: None,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    flags = ["--bulk"]
     monkeypatch.setattr(intake_worker, "START", start)
     lines = "".join(json.dumps(r) + "\n" for r in intake_records(300))
     started: list[int] = []
@@ -62,6 +62,8 @@ def test_worker_builds_the_database_in_process_intake_builds(flags: list[str], s
     worker, alone = tmp_path / "worker.db", tmp_path / "alone.db"
     with_worker = mem("add", "-", *flags, "--db", str(worker), "--now", NOW, input=lines)
     assert started and started[0] > 2  # it ran, over several chunks
+    assert mem("add", "-", "--db", str(tmp_path / "eager.db"), "--now", NOW, input=lines).code == 0
+    assert len(started) == 1  # eager intake prepares in process
     monkeypatch.setattr(intake_worker, "MIN_RECORDS", 10**9)
     in_process = mem("add", "-", *flags, "--db", str(alone), "--now", NOW, input=lines)
     assert len(started) == 1
@@ -116,7 +118,7 @@ def test_an_embedder_failing_in_the_worker_fails_the_command_as_in_process(start
         with Store.open(db) as store:
             store.rebind_embedder("ollama:nomic-embed-text", "ollama:nomic-embed-text", 8)
         monkeypatch.setattr(intake_worker, "MIN_RECORDS", floor)
-        results.append(mem("add", "-", "--db", str(db), "--embedder", "ollama:nomic-embed-text", env={"MEM_OLLAMA_HOST": "http://127.0.0.1:9"}, input=lines))
+        results.append(mem("add", "-", "--bulk", "--db", str(db), "--embedder", "ollama:nomic-embed-text", env={"MEM_OLLAMA_HOST": "http://127.0.0.1:9"}, input=lines))
     got, expected = results
     assert got.code == expected.code == 6, got.stderr
     assert got.error == expected.error
@@ -150,13 +152,13 @@ def _alive(pids: list[int]) -> list[int]:
 def test_no_worker_outlives_an_interrupted_intake(how: str, start: str, tmp_path: Path) -> None:
     from bench.crash import mem_command
 
-    eager = how == "broken pipe"  # the reader of the outcomes goes away (they are printed at the end)
+    closes = how == "broken pipe"  # the reader of the outcomes goes away (they are printed at the end)
     lines = "".join(json.dumps({"text": f"memory {i}: the {i % 97} service moved to port {i}"}) + "\n"
-                    for i in range(700 if eager else 20000))
+                    for i in range(700 if closes else 20000))
     source = tmp_path / "in.jsonl"
     source.write_text(lines)
     env = {**os.environ, "MEM_NOW": NOW, "PYTHONPATH": str(ROOT), "MEM_EMBEDDER": "hash"}
-    command = mem_command("add", "-", *([] if eager else ["--bulk"]), "--db", str(tmp_path / "m.db"), chunk=256)
+    command = mem_command("add", "-", "--bulk", "--db", str(tmp_path / "m.db"), chunk=256)
     command[2] = command[2].replace("intake_worker.MIN_RECORDS", f"intake_worker.START = {start!r}; "
                                     "intake_worker.MIN_RECORDS")
     with source.open("rb") as stdin:
@@ -167,7 +169,7 @@ def test_no_worker_outlives_an_interrupted_intake(how: str, start: str, tmp_path
             assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else ""
             time.sleep(0.01)
         assert proc.stdout is not None
-        if eager:
+        if closes:
             proc.stdout.close()
         else:
             time.sleep(0.3)
