@@ -11,11 +11,12 @@ nothing to import or send; it never touches the copied store connection and leav
 that reads the job from a file.
 
 The whole batch is still validated before anything is written: the parent validates from the
-front and the child from the back until they meet (two shared counters), and the first bad line
-(the lowest) is raised with the message and exit code in-process intake gives. The child then
-prepares every chunk in order (validating again the records the parent checked: Drafts are
-cheaper to rebuild than to send), and the parent writes them with ``add._write``: the same rows,
-vectors and outcomes as in-process intake (tests/test_intake_worker.py compares the databases).
+front and the child from the back until they meet (shared counters), and the first bad line
+(the lowest) is raised with the message and exit code in-process intake gives. The parent's
+Drafts reach the child through a file (pickled in blocks as it validates: cheaper than
+validating twice); the child prepares every chunk in order and the parent writes them with
+``add._write``: the same rows, vectors and outcomes as in-process intake
+(tests/test_intake_worker.py compares the databases).
 
 The child dies with its parent (``PR_SET_PDEATHSIG``), ignores Ctrl-C (the parent handles it and
 stops the child), and stops when its pipe closes; an error in it (an embedder that fails) is
@@ -48,10 +49,12 @@ if TYPE_CHECKING:
 MIN_RECORDS = 2048
 START = "auto"  # "fork", "spawn", or "auto": a fork when _forks_safely() (tests force each)
 FIRST_CHUNK = 256  # the first chunk is small, so the writer waits for its preparation only briefly
-# Shared by both processes: the parent's next record to validate (offset 0), the lowest record
-# the child validated (offset 8); each side writes only its own.
-_COUNTERS = struct.Struct("qq")
+# Shared by both processes, each side writing only its own: the parent's next record to validate
+# (offset 0), the lowest record the child validated (offset 8), and 1 + how many records the
+# parent validated once it has stopped and written their Drafts out (offset 16; 0 until then).
+_COUNTERS = struct.Struct("qqq")
 _NEXT = struct.Struct("q")
+_BLOCK = 256  # the parent's Drafts go to the child in pickled blocks of this many
 
 
 @dataclass
@@ -87,11 +90,16 @@ class Worker:
 
     def __init__(self, ctx: "Context", records: Sequence[tuple[int | None, dict[str, Any]]],
                  options: "AddOptions", *, keep_ids: bool, size: int) -> None:
+        from mem.stages.context import Context
+
         self.ctx, self.records, self.options, self.keep_ids = ctx, list(records), options, keep_ids
         # One clock for the whole batch (as a pinned --now gives): the child's drafts carry it.
         settings = replace(ctx.settings, now_override=ctx.now())
         self.bounds = chunk_bounds(len(self.records), size)
         self.job = _Job(settings, str(ctx.embedder_name), options, keep_ids, self.records, self.bounds)
+        # The parent validates under the batch's clock too, so its Drafts are the child's.
+        self.checking = Context(store=ctx.store, settings=settings)
+        self.drafts = tempfile.TemporaryFile(prefix="mem-drafts-")  # the parent's Drafts, for the child
         self.file: Any = None  # spawn: the counters and the job, in a file the child maps
         self.shared: mmap.mmap | None = None
         self.pid = 0
@@ -107,25 +115,26 @@ class Worker:
 
     def _fork(self) -> None:
         self.shared = mmap.mmap(-1, _COUNTERS.size)  # anonymous and shared: the child writes the same pages
-        _COUNTERS.pack_into(self.shared, 0, 0, len(self.records))
+        _COUNTERS.pack_into(self.shared, 0, 0, len(self.records), 0)
         parent = os.getpid()
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read)
-            _child_main(self.job, self.shared, os.fdopen(write, "wb"), parent)
+            _child_main(self.job, self.shared, self.drafts.fileno(), os.fdopen(write, "wb"), parent)
         os.close(write)
         self.pid, self.reader = pid, os.fdopen(read, "rb")
 
     def _spawn(self) -> None:
         self.file = tempfile.TemporaryFile(prefix="mem-intake-")
-        self.file.write(_COUNTERS.pack(0, len(self.records)))
+        self.file.write(_COUNTERS.pack(0, len(self.records), 0))
         pickle.dump(self.job, self.file, protocol=pickle.HIGHEST_PROTOCOL)
         self.file.flush()
         self.shared = mmap.mmap(self.file.fileno(), 0)
-        fd = self.file.fileno()
-        self.popen = subprocess.Popen([sys.executable, "-m", "mem.stages.intake_worker", str(fd), str(os.getpid())],
-                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(fd,))
+        fd, drafts = self.file.fileno(), self.drafts.fileno()
+        self.popen = subprocess.Popen([sys.executable, "-m", "mem.stages.intake_worker", str(fd), str(drafts),
+                                       str(os.getpid())],
+                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(fd, drafts))
         self.pid, self.reader = self.popen.pid, self.popen.stdout
 
     def __exit__(self, *exc: Any) -> None:
@@ -142,6 +151,7 @@ class Worker:
             self.shared.close()
         if self.file is not None:
             self.file.close()
+        self.drafts.close()
 
     def _wait(self) -> int:
         """Reap the child; its exit status."""
@@ -155,14 +165,20 @@ class Worker:
         prepared as ``add._prepare`` leaves them, in order."""
         from mem.stages.add import validate
 
-        records, ctx, options, shared = self.records, self.ctx, self.options, self.shared
+        records, ctx, options, shared = self.records, self.checking, self.options, self.shared
         assert shared is not None
-        index = 0
+        index, block = 0, []
         while index < _COUNTERS.unpack_from(shared)[1]:
             line, raw = records[index]
-            validate(raw, line, ctx, options, keep_ids=self.keep_ids)  # the child rebuilds the Draft
+            block.append(validate(raw, line, ctx, options, keep_ids=self.keep_ids))
             index += 1
             _NEXT.pack_into(shared, 0, index)
+            if len(block) == _BLOCK:
+                pickle.dump(block, self.drafts, protocol=pickle.HIGHEST_PROTOCOL)
+                block = []
+        pickle.dump(block, self.drafts, protocol=pickle.HIGHEST_PROTOCOL)
+        self.drafts.flush()
+        _NEXT.pack_into(shared, 16, index + 1)
         self._receive("validated")
         for _ in self.bounds:
             drafts, embedded, vectors = self._receive("chunk")
@@ -187,14 +203,14 @@ def _forks_safely() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1 and "onnxruntime" not in sys.modules
 
 
-def _child_main(job: _Job, shared: mmap.mmap, out: Any, parent: int) -> None:
+def _child_main(job: _Job, shared: mmap.mmap, drafts: int, out: Any, parent: int) -> None:
     """The child's whole life: serve the job, then leave at once (no atexit handlers or finalizers,
     which in a fork are the parent's)."""
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which stops this process
         _die_with_parent(parent)
-        _serve(job, shared, out)
+        _serve(job, shared, drafts, out)
     except BrokenPipeError:
         pass
     except BaseException:  # a bug: its traceback on stderr; the parent reports the exit status
@@ -209,7 +225,7 @@ def _child_main(job: _Job, shared: mmap.mmap, out: Any, parent: int) -> None:
             os._exit(code)
 
 
-def _serve(job: _Job, shared: mmap.mmap, out: Any) -> None:
+def _serve(job: _Job, shared: mmap.mmap, drafts_fd: int, out: Any) -> None:
     """Validate from the back until the parent's front meets it, then prepare every chunk in order."""
     import numpy as np
 
@@ -250,10 +266,10 @@ def _serve(job: _Job, shared: mmap.mmap, out: Any) -> None:
             send("error", error)
             return
         send("validated", None)
+        theirs = _parents_drafts(shared, drafts_fd)
         loading.join()
         for start, end in job.bounds:
-            drafts = [mine.pop(i, None) or add.validate(records[i][1], records[i][0], ctx, options,
-                                                         keep_ids=job.keep_ids) for i in range(start, end)]
+            drafts = [next(theirs) if i < theirs.count else mine.pop(i) for i in range(start, end)]
             add._prepare(ctx, drafts, options)
             # One matrix pickles far faster than a row array per draft.
             embedded = [i for i, d in enumerate(drafts) if d.vector is not None]
@@ -265,6 +281,30 @@ def _serve(job: _Job, shared: mmap.mmap, out: Any) -> None:
         send("error", exc)
 
 
+
+
+class _ParentsDrafts:
+    """The Drafts the parent validated, ``count`` of them, in order, read block by block as needed."""
+
+    def __init__(self, data: bytes, count: int) -> None:
+        import io
+
+        self.file, self.count = io.BytesIO(data), count
+        self.block: list[Any] = []
+
+    def __next__(self) -> Any:
+        if not self.block:
+            self.block = pickle.load(self.file)[::-1]
+        return self.block.pop()
+
+
+def _parents_drafts(shared: mmap.mmap, fd: int) -> _ParentsDrafts:
+    """Wait for the parent to have stopped validating (it is about to, as this side met it), then its Drafts."""
+    import time
+
+    while not (done := _COUNTERS.unpack_from(shared)[2]):
+        time.sleep(0.0005)
+    return _ParentsDrafts(os.pread(fd, os.fstat(fd).st_size, 0), done - 1)
 
 
 def _preload(embedder: Any) -> None:
@@ -289,7 +329,7 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-if __name__ == "__main__":  # spawned: python -m mem.stages.intake_worker FD PARENT_PID
-    _fd = int(sys.argv[1])
-    _shared = mmap.mmap(_fd, 0)
-    _child_main(pickle.loads(memoryview(_shared)[_COUNTERS.size :]), _shared, sys.stdout.buffer, int(sys.argv[2]))
+if __name__ == "__main__":  # spawned: python -m mem.stages.intake_worker JOB_FD DRAFTS_FD PARENT_PID
+    _shared = mmap.mmap(int(sys.argv[1]), 0)
+    _child_main(pickle.loads(memoryview(_shared)[_COUNTERS.size :]), _shared, int(sys.argv[2]), sys.stdout.buffer,
+                int(sys.argv[3]))
