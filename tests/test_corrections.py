@@ -380,3 +380,52 @@ def test_a_correction_of_a_correction_inherits_through_the_chain() -> None:
     hits = run_mem("search", "what is the MQTT keepalive for truck connections?", "--now", "2026-05-04T00:00:00Z").records
     order = [h["id"] for h in hits]
     assert order[0] == ids[2] and ids[0] not in order and ids[1] not in order
+
+
+# False supersessions: each look-alike was superseded once, a true fact hidden from search; each twin
+# shares its shape and still supersedes.
+FALSE_LOOK_ALIKES = {
+    # a burst allowance and a steady rate are two settings of one API: the words right before the values
+    # ("a burst of", "rate limit:") differ and neither text names the other's
+    "burst": ("The search API allows a burst of 300 queries per token above the steady rate.",
+              "Search API rate limit: 80 queries per second per token, agreed with the mobile team.", "fact", ""),
+    # a port and a sample ratio of one worker: unitless numbers set two things, and the old value the
+    # correction names (9000) is not in the older memory
+    "ratio": ("Datadog samples every request of the export worker (sample_ratio 1.0).",
+              "Correction: the export worker listens on port 9443 behind the proxy, not 9000.", "correction", ""),
+    # a handover replaces whom the thing handed over goes to, not what else the giver does or wants
+    "giver_does": ("Vendor invoices are checked by hand every month; Lars emails finance a day ahead.",
+                   "Lars passed the analytics vendor relationship to Mira Kovacs, the new data engineer; questions on "
+                   "vendor contracts, exports and invoices go to Mira.", "fact", ""),
+    "giver_wants": ("Lars wants the export runbook updated before any contract change goes out.",
+                    "Lars passed the analytics vendor relationship to Mira Kovacs, the new data engineer; questions on "
+                    "vendor contracts, exports and invoices go to Mira.", "fact", ""),
+    # what a command does, told in the present ("it deletes their uploads"), is a step, not a change
+    "steps": ("To block one tenant's uploads, add a row to the tenant_blocks table; the gateway reads it at its "
+              "next 5-minute reload.",
+              "When a tenant closes its account, run `just close-tenant <tenant>`: it revokes their gateway tokens "
+              "at once and deletes their uploads after 14 days.", "procedure", ""),
+}
+TWINS = {
+    "burst": ("The search API rate limit is 40 queries per second per token, enforced at the gateway.",
+              FALSE_LOOK_ALIKES["burst"][1], "fact", ""),
+    "ratio": ("The export worker listens on port 9000.", FALSE_LOOK_ALIKES["ratio"][1], "correction", ""),
+    "giver": ("Questions about the analytics vendor (contracts, exports, invoices) go to Lars Berg, our data lead.",
+              FALSE_LOOK_ALIKES["giver_does"][1], "fact", ""),
+    # a change told in the past, or opening its clause as a commit message does, still is one
+    "steps": (FALSE_LOOK_ALIKES["steps"][0], "Deleted the tenant_blocks table: blocked tenants are read from the "
+              "tenant config.", "fact", ""),
+    "commit": ("Uploads larger than 2 GB are kept in the cold-storage bucket.",
+               "Moves uploads larger than 2 GB from the cold-storage bucket to the archive tier.", "fact", ""),
+}
+
+
+def test_look_alikes_of_false_supersessions_stay_live_and_their_twins_supersede() -> None:
+    live = _load(FALSE_LOOK_ALIKES)
+    for key, (old, new) in live.items():
+        assert "supersedes" not in new, (key, new)
+    hits = run_mem("search", "search API burst allowance", "--scope", "burst", "--now", "2026-05-03T00:00:00Z").records
+    assert live["burst"][0]["id"] in [h["id"] for h in hits]  # the burst allowance is still found
+    replaced = _load({f"twin_{key}": pair for key, pair in TWINS.items()})
+    for key, (old, new) in replaced.items():
+        assert new.get("supersedes") == [old["id"]], (key, new)

@@ -7,7 +7,8 @@ it a correction is structure, not the exact phrase:
 * a **change**: a verb of change (switch, move, raise, shorten, hand over, rename, replace, drop,
   ...) with ``from A (to B)``, ``A with/by/to B`` or an object, its passive (``A was replaced by
   B``, ``A is gone``), or a contrast (``instead of A``, ``rather than A``, ``no longer A``,
-  ``, not A``);
+  ``, not A``); a present form after its subject says what something does, not what changed ("it
+  deletes their zones after 30 days"), so it counts only opening a clause ("Moves X to Y");
 * the **old value** A it names, and the new value B when there is one;
 * the **slot**: the memory's other content words ("mqtt", "keepalive");
 * its **settings**: typed values with the words their sentence names them by: numbers with a unit,
@@ -31,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -54,10 +56,23 @@ def _inflections(verb: str) -> set[str]:
 
 
 def _verbs(*roles: str) -> str:
-    """The verbs of change (``lexicon.CHANGE_VERBS``) playing ``roles``, any inflection, as one regex."""
-    forms = [" ".join([form, *rest]) for verb, role in CHANGE_VERBS.items() if role in roles
+    """The verbs of change (``lexicon.CHANGE_VERBS``) playing ``roles``, any inflection, as one regex.
+
+    A present form with a subject before it says what something does, not what changed ("it revokes
+    their keys and deletes their zones after 30 days", "the cron job moves files to the archive"), so
+    outside the transfer role ("X hands Y over to Z", whose subject is the giver) "-s" forms count
+    only opening a clause, as a commit message does ("Moves the config to env vars")."""
+    def alternation(forms: list[str]) -> str:
+        return "|".join(sorted(map(re.escape, forms), key=len, reverse=True))
+
+    forms = [(" ".join([form, *rest]), role != "transfer" and form in (first + "s", first + "es"))
+             for verb, role in CHANGE_VERBS.items() if role in roles
              for first, *rest in [verb.split()] for form in _inflections(first)]
-    return "(?:" + "|".join(sorted(map(re.escape, forms), key=len, reverse=True)) + ")"
+    behaviour = [form for form, present in forms if present]
+    any_place = alternation([form for form, present in forms if not present])
+    if not behaviour:
+        return f"(?:{any_place})"
+    return rf"(?:{any_place}|(?:^|(?<=[,;:.!?(\n])|(?<=[,;:.!?(\n]\s))(?:{alternation(behaviour)}))"
 
 
 _MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs("change", "replace", "transfer", "undo"), _verbs("replace"),
@@ -80,8 +95,8 @@ _SHAPES = [
     # dropping / removed / retired / reverted A
     re.compile(rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
-    re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?[^,;:.\n]{{0,60}}?\bto\s+"
-               rf"{_SPAN.format('new')}{_STOP}"),
+    re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
+               rf"(?P<thing>[^,;:.\n]{{0,60}}?)\bto\s+{_SPAN.format('new')}{_STOP}"),
     # instead of A / rather than A / , not A / no longer A (after "no longer" a lone word ending the
     # clause is a predicate, "no longer needed", not a value)
     re.compile(rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
@@ -172,6 +187,7 @@ class Reading:
     bare: bool = False
     words: frozenset[str] = frozenset()  # the text's content words, with the parts of compound ones
     text: str = ""  # what was read (the people it names are looked up only when a decision needs them)
+    handed: tuple[tuple[Value, Value], ...] = ()  # (giver, what the giver handed over) of each handover
 
 
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
@@ -317,6 +333,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     lowered = text.lower()
     old: list[Value] = []
     new: list[Value] = []
+    handed: list[tuple[Value, Value]] = []
     for shape in _SHAPES:
         for match in shape.finditer(lowered):
             for name, into in (("old", old), ("new", new), ("new2", new)):
@@ -324,13 +341,16 @@ def read(text: str, kind: str = "fact") -> Reading | None:
                 value = Value.of(raw) if raw else None
                 if value is not None and value not in into:
                     into.append(value)
+            giver, thing = (Value.of(match.groupdict().get(name) or "") for name in ("old", "thing"))
+            if giver is not None and thing is not None and thing.terms:
+                handed.append((giver, thing))
     bare = not old and not new and kind != "correction" and not _MARKERS.search(lowered)
     settings = _settings(text, plain=not bare)
     if bare and not settings:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
-    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text)
+    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed))
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
@@ -373,22 +393,40 @@ def _present(word: str, text_words: frozenset[str]) -> bool:
     return word in text_words or bool(parts) and parts <= text_words
 
 
+def _akin(a: str, b: str) -> bool:
+    """One word, or two forms of one stem the stemmer left apart ("expiry" and "expire"): all but the
+    last letter of the shorter in common, and four letters at least."""
+    common = len(os.path.commonprefix([a, b]))
+    return a == b or common >= max(4, min(len(a), len(b)) - 1)
+
+
+def _named(word: str, text_words: frozenset[str]) -> bool:
+    return _present(word, text_words) or any(_akin(word, w) for w in text_words)
+
+
 def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],
               their_words: frozenset[str], bare: bool = False) -> str:
     """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
     when a word both name is qualified on each side, right before it, by a word the other text lacks
-    ("API *worker* timeout" / "API *request* timeout"); ``SAME`` when the older text names all the
-    newer slot's words (or all but one of four: a correction refers back to what it changes); else
-    ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL"). A statement with no
-    change word whose one missing word opens its sentence on its own (a verb or a function word after
-    it: a subject, not a modifier) is ``OTHER``: that subject says whose setting it is ("Staging runs
-    the API with a database pool of 5" beside "API database pool, 25")."""
+    ("API *worker* timeout" / "API *request* timeout"), or when the words right before the two values
+    differ and neither text names the other's ("rate *limit*" / "a *burst* of"); ``SAME`` when the
+    older text names all the newer slot's words (or all but one of four: a correction refers back to
+    what it changes); else ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL").
+    A statement with no change word whose one missing word opens its sentence on its own (a verb or a
+    function word after it: a subject, not a modifier) is ``OTHER``: that subject says whose setting
+    it is ("Staging runs the API with a database pool of 5" beside "API database pool, 25")."""
     slot = _slot(mine)
     for head in slot & _slot(theirs):
         a, b = mine.index(head), theirs.index(head)
         if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
                 and not _present(mine[a - 1], their_words) and not _present(theirs[b - 1], my_words):
             return OTHER
+    # the words right before the two values name what each sets; when they differ and neither text
+    # names the other's, the values set two things of one subject ("rate limit: 120 requests" and "a
+    # burst of 200 requests", "binds port 8443" and "traces_sample_rate 1.0" of one server)
+    heads = [next((w for w in reversed(side) if w), "") for side in (mine, theirs)]
+    if all(heads) and not _akin(*heads) and not _named(heads[0], their_words) and not _named(heads[1], my_words):
+        return OTHER
     missing = [w for w in slot if not _present(w, their_words)]
     if bare and missing == [mine[0]] and mine[1:2] == ("",):
         return OTHER
@@ -450,8 +488,13 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
                            and not any(v.terms and v.terms <= r.terms for r in rejected) for v in reading.new):
         return None
     phrase = " ".join(p for t in words(older_text) for p in _PARTS.split(t) if p)
+    # a giver is an old value only where the older text names half or more of what was handed over:
+    # "Noor passed the courier partner relationship to Sven" replaces whom the courier partner questions
+    # go to, not "Noor emails the partners a week ahead" nor "Noor wants the onboarding doc updated"
     stated = [v for v in reading.old if v.stated_in(parts, numbers, phrase) and not any(
-        v.terms <= r.terms and set(v.numbers) <= set(r.numbers) for r in rejected)]  # rejected too: the two agree
+        v.terms <= r.terms and set(v.numbers) <= set(r.numbers) for r in rejected)  # rejected too: the two agree
+              and not any(giver == v and 2 * len(thing.terms & parts) < len(thing.terms)
+                          for giver, thing in reading.handed)]
     # each old value stated is evidence by its content words; one shared word and a one-word value is
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
