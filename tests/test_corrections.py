@@ -426,6 +426,8 @@ def test_look_alikes_of_false_supersessions_stay_live_and_their_twins_supersede(
         assert "supersedes" not in new, (key, new)
     hits = run_mem("search", "search API burst allowance", "--scope", "burst", "--now", "2026-05-03T00:00:00Z").records
     assert live["burst"][0]["id"] in [h["id"] for h in hits]  # the burst allowance is still found
+    found = [r for r in run_mem("verify", "--now", "2026-05-03T00:00:00Z").records if r.get("finding") == "contradiction"]
+    assert not found, found  # two settings of one subject, not an open contradiction either
     replaced = _load({f"twin_{key}": pair for key, pair in TWINS.items()})
     for key, (old, new) in replaced.items():
         assert new.get("supersedes") == [old["id"]], (key, new)
