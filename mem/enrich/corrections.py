@@ -45,7 +45,7 @@ __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
-_NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([a-z%]+(?:/[a-z]+)?)?")
+_NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/[a-z]+)?)?")  # "30 seconds", "30s", "a 30-minute window"
 
 
 def _inflections(verb: str) -> set[str]:
@@ -245,6 +245,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
+        if unit not in UNITS and blanked[match.end(1):match.end(1) + 1] == "-":
+            unit = None  # "a 30-minute window" is 30 min, "1234-abcd" no count of abcds
         if not unit or unit in FUNCTION_WORDS or unit not in UNITS and not (len(unit) > 3 and unit.endswith("s")):
             # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
             name = _NAME_BEFORE.search(blanked, max(0, match.start() - 40), match.start())
