@@ -86,6 +86,10 @@ PAIRS = {
                    "The ledger-export job is called books-export now; it still writes the CSV files to the finance bucket.",
                    "fact", "what is the job that writes the finance CSV files called?"),
     # "back to" marks a change: another number of the unit on the slot, the slot named with fewer words
+    # an identifier a change replaces is as specific as two words, though no semantic neighbour
+    "name_like": ("Staging lives in zone eu-central-2: Nomad for the workers, Consul for discovery, Vault for secrets.",
+                  "Staging moved from eu-central-2 to eu-north-1 for the spot instance prices.", "fact",
+                  "which zone is staging in?"),
     # a unit joined to its number by a hyphen is the same unit: "a 30-minute window" is 30 minutes
     "hyphen_unit": ("Idle dashboard sessions expire after a 30-minute window.",
                     "Idle dashboard sessions now expire after 60 minutes.", "fact",
@@ -143,7 +147,8 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
 def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_ends_superseded() -> None:
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
-                                   "doubled", "before", "called_now", "back_to", "hyphen_unit")}
+                                   "doubled", "before", "called_now", "back_to", "hyphen_unit",
+                                   "name_like")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -209,6 +214,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a reminder that rejects the same value agrees with the older memory
         "agree": ("Amounts are integer cents in bigint columns, never floats.",
                   "Reminder: amounts stay integer cents in bigint columns, never floats.", "fact", ""),
+        # the identifier alone, in a memory about something else, is not what moved
+        "name_elsewhere": ("Nightly backups are copied to a bucket in eu-central-2.",
+                           "Staging moved from eu-central-2 to eu-north-1 for the spot instance prices.", "fact", ""),
         # a hyphenated unit on another slot: the nightly export is not the session window
         "hyphen_other": ("Idle dashboard sessions expire after a 30-minute window.",
                          "The nightly invoice export now takes 60 minutes.", "fact", ""),

@@ -81,6 +81,7 @@ _SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]+(?: [\w./*@#+%'`"=-
 _STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|before|until|so|and|but|when|while|which|who|than)\b)"
 _END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|before|until|so|but|when|while|which|who)\b)"
 _IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
+_NAME_LIKE = re.compile(r"(?=[\w./-]*[a-z])(?=[\w./-]*[\d_./-])[\w./-]+$")  # "europe-west1", "osm-loader", "v2.api"
 _CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
 # (pattern, which groups hold old/new) -- each is one shape of change around a verb of the table
 _SHAPES = [
@@ -500,7 +501,9 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # each old value stated is evidence by its content words; one shared word and a one-word value is
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
-    named = sum(max(1, len(v.terms)) for v in stated)
+    # a name with a digit or a separator that a change replaces by another ("moved from europe-west1 to
+    # europe-west4", "osm-loader was renamed to planet-sync") is as specific as two words: no common word
+    named = sum(2 if reading.new and _NAME_LIKE.match(v.text) else max(1, len(v.terms)) for v in stated)
     # a kind `correction` may rest on one old value, unless that value is a person or a lone number:
     # people recur in facts a handover does not correct ("moved from Priya to Marcus" is no correction
     # of "Reminder from Priya in review: amounts are integer cents"), and so do numbers ("3 times, not
