@@ -90,6 +90,10 @@ PAIRS = {
     "name_like": ("Staging lives in zone eu-central-2: Nomad for the workers, Consul for discovery, Vault for secrets.",
                   "Staging moved from eu-central-2 to eu-north-1 for the spot instance prices.", "fact",
                   "which zone is staging in?"),
+    # a bare number counts what the bound before it names: "max attachments ... raised to 25" is 25 attachments
+    "bound": ("A support ticket holds at most 10 attachments.",
+              "Max attachments per support ticket raised to 25 for the enterprise plan.", "fact",
+              "how many files can a support ticket hold?"),
     # a unit joined to its number by a hyphen is the same unit: "a 30-minute window" is 30 minutes
     "hyphen_unit": ("Idle dashboard sessions expire after a 30-minute window.",
                     "Idle dashboard sessions now expire after 60 minutes.", "fact",
@@ -148,7 +152,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
-                                   "name_like")}
+                                   "name_like", "bound")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -214,6 +218,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a reminder that rejects the same value agrees with the older memory
         "agree": ("Amounts are integer cents in bigint columns, never floats.",
                   "Reminder: amounts stay integer cents in bigint columns, never floats.", "fact", ""),
+        # the bound's count is not another unit's: days are no attachments
+        "bound_other": ("Support tickets close on their own after 10 days without a reply.",
+                        "Max attachments per support ticket raised to 25 for the enterprise plan.", "fact", ""),
         # the identifier alone, in a memory about something else, is not what moved
         "name_elsewhere": ("Nightly backups are copied to a bucket in eu-central-2.",
                            "Staging moved from eu-central-2 to eu-north-1 for the spot instance prices.", "fact", ""),

@@ -211,6 +211,9 @@ _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
 # words before it are the range's.
 _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
+# A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
+# "default", whose next word may be a verb ("the retry count defaults to 3").
+_COUNTED = re.compile(r"\b(?:max|maximum|min|minimum)\s+(?:number\s+of\s+)?(?P<noun>[a-z]{3,}s)\b")
 
 
 @lru_cache(maxsize=4096)
@@ -248,6 +251,12 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
         number, unit = match.groups()
         if unit not in UNITS and blanked[match.end(1):match.end(1) + 1] == "-":
             unit = None  # "a 30-minute window" is 30 min, "1234-abcd" no count of abcds
+        if not unit or unit in FUNCTION_WORDS:
+            # a bare number counts what its sentence's quantity head names: "max waypoints ... bumped to 50"
+            # is 50 waypoints, as "accepts at most 25 waypoints" is 25
+            sentence = max((m.end() for m in _SENTENCE_END.finditer(blanked, 0, match.start())), default=0)
+            counted = _COUNTED.search(blanked, sentence, match.start())
+            unit = counted["noun"] if counted else unit
         if not unit or unit in FUNCTION_WORDS or unit not in UNITS and not (len(unit) > 3 and unit.endswith("s")):
             # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
             name = _NAME_BEFORE.search(blanked, max(0, match.start() - 40), match.start())
