@@ -55,6 +55,46 @@ def test_newer_schema_exits_5(isolated_env: dict[str, str]):
     assert "upgrade mem" in by_name(result.records)["schema"]["fix"]
 
 
+def _older_store(db: str, applied: int, version: int) -> bytes:
+    """A store with migrations 1..``applied`` run and ``user_version`` set to ``version``; its bytes."""
+    import sqlean
+
+    from mem.store.migrations import MIGRATIONS
+
+    conn = sqlean.connect(db)
+    conn.enable_load_extension(True)
+    import sqlite_vec
+
+    sqlite_vec.load(conn)
+    for migration in MIGRATIONS[:applied]:
+        migration(conn)
+    conn.execute(f"PRAGMA user_version = {version}")
+    conn.commit()
+    conn.close()
+    return Path(db).read_bytes()
+
+
+def test_an_older_schema_that_upgrades_is_a_warning(isolated_env: dict[str, str]):
+    before = _older_store(isolated_env["MEM_DB"], 10, 10)
+    result = run_mem("doctor", "--skip-embedder")
+    assert result.code == 0, result.stderr
+    schema = by_name(result.records)["schema"]
+    assert schema["status"] == "warn" and "upgrades it" in schema["fix"]
+    assert Path(isolated_env["MEM_DB"]).read_bytes() == before  # tried on a copy: nothing written
+
+
+def test_tables_that_do_not_match_the_schema_version_fail_with_the_reason(isolated_env: dict[str, str]):
+    """Another build's store (migration 7's tables under version 6) would fail at the next command:
+    doctor says so, and why, instead of promising that a write upgrades it."""
+    before = _older_store(isolated_env["MEM_DB"], 7, 6)
+    result = run_mem("doctor", "--skip-embedder")
+    assert result.code == 5
+    schema = by_name(result.records)["schema"]
+    assert schema["status"] == "fail" and "already exists" in schema["detail"], schema
+    assert isolated_env["MEM_DB"] in schema["detail"] and "mem export" in schema["fix"]
+    assert Path(isolated_env["MEM_DB"]).read_bytes() == before
+
+
 def test_unreachable_ollama_embedder_exits_6():
     result = run_mem("doctor", "--embedder", "ollama:nomic-embed-text", env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert result.code == 6, result.stderr

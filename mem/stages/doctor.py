@@ -127,6 +127,12 @@ def _database(settings: "Settings") -> tuple[list[Check], "Store | None", str | 
                             "upgrade mem: pip install --upgrade mem"))
         return checks, None, None
     if version < LATEST:
+        failure = probes.trial_upgrade(path)
+        if failure is not None:  # e.g. tables of a later version under an older number: another build wrote it
+            checks.append(Check("schema", FAIL, "store", f"schema version {version}; upgrading a copy to {LATEST} "
+                                f"fails: {failure}", "export it with the mem that wrote it ('mem export'), then "
+                                "'mem import' into a new database; the file itself is unchanged"))
+            return checks, None, None
         checks.append(Check("schema", WARN, "store", f"schema version {version}; this mem migrates it to {LATEST}",
                             "any write command (e.g. 'mem stats') upgrades it"))
         return checks, None, None

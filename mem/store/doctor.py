@@ -49,3 +49,35 @@ def peek_schema_version(path: Path) -> int:
         return int(conn.execute("PRAGMA user_version").fetchone()[0])
     finally:
         conn.close()
+
+
+TRIAL_MAX_BYTES = 512 * 1024 * 1024  # larger stores are not copied to try their upgrade (a copy takes seconds)
+
+
+def trial_upgrade(path: Path) -> str | None:
+    """Upgrade a copy of an older store as opening it would (the original is only read): None when
+    that works, else why it fails. A store whose tables do not match its version (written by another
+    build of mem) fails here rather than at the user's next command. Skipped (None) above
+    ``TRIAL_MAX_BYTES``."""
+    import tempfile
+
+    import sqlean
+
+    from mem.store import Store
+
+    if Path(path).stat().st_size > TRIAL_MAX_BYTES:
+        return None
+    with tempfile.TemporaryDirectory(prefix="mem-doctor-") as folder:
+        copy = Path(folder) / "trial.db"
+        source = sqlean.connect(Path(path).resolve().as_uri() + "?mode=ro", uri=True, timeout=2.0)
+        target = sqlean.connect(str(copy))
+        try:
+            source.backup(target)  # a consistent snapshot, the WAL's committed pages included
+        finally:
+            target.close()
+            source.close()
+        try:
+            Store.open(copy, create=False).close()
+        except Exception as exc:  # noqa: BLE001  (any failure is the finding)
+            return (getattr(exc, "message", None) or str(exc)).replace(str(copy), str(path))
+    return None
