@@ -18,7 +18,7 @@ from mem import gate, ids
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import Memory, Outcome
-from mem.stages import intake_worker, link, supersede
+from mem.stages import link, supersede
 from mem.text import content_hash
 
 if TYPE_CHECKING:
@@ -195,12 +195,15 @@ def run(ctx: "Context", records: Iterable[tuple[int | None, dict[str, Any]]], op
     if options.bulk and options.extract:
         raise BadInput("--bulk does not combine with --extract: the finishing pass uses the heuristic entities")
     records = list(records)
-    size = BULK_CHUNK if options.bulk else CHUNK
-    if len(records) > size and intake_worker.pays(ctx, len(records), options):
-        # the text-only work in a second process, beside this one's writes (mem.stages.intake_worker)
-        with intake_worker.Worker(ctx, records, options, keep_ids=keep_ids, size=size) as worker:
-            yield from _stored(ctx, worker.prepared(), options)
-        return
+    size = _chunk_size(options)
+    if len(records) > size:
+        from mem.stages import intake_worker  # only a batch of several chunks pays its imports (~16 ms)
+
+        if intake_worker.pays(ctx, len(records), options):
+            # the text-only work in a second process, beside this one's writes
+            with intake_worker.Worker(ctx, records, options, keep_ids=keep_ids, size=size) as worker:
+                yield from _stored(ctx, worker.prepared(), options)
+            return
     drafts = [validate(raw, line, ctx, options, keep_ids=keep_ids) for line, raw in records]
     yield from _stored(ctx, _prepared(ctx, drafts, options), options)
 
@@ -238,9 +241,14 @@ def store_drafts(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -
     yield from _stored(ctx, _prepared(ctx, drafts, options), options, finishing=False)
 
 
+def _chunk_size(options: AddOptions) -> int:
+    """Records per write transaction: ``BULK_CHUNK`` for a bulk intake, else ``CHUNK``."""
+    return BULK_CHUNK if options.bulk else CHUNK
+
+
 def _prepared(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[list[Draft]]:
     """``drafts`` in write chunks, each prepared (``_prepare``) before it is handed out."""
-    size = BULK_CHUNK if options.bulk else CHUNK
+    size = _chunk_size(options)
     chunks = [list(drafts[start : start + size]) for start in range(0, len(drafts), size)]
     if len(chunks) <= 1:
         for chunk in chunks:

@@ -72,7 +72,7 @@ def pays(ctx: "Context", count: int, options: "AddOptions") -> bool:
     linking in the parent came out slower beside it: 378-383 against 471-487 memories/s for 5k hash
     texts, the parent's CPU up, not down), large enough, and a model named in the settings or the
     database (not one handed over in process)."""
-    return options.bulk and count >= MIN_RECORDS and options.extract is None and ctx.embedder_name is not None
+    return options.bulk and count >= MIN_RECORDS and ctx.embedder_name is not None  # bulk refuses --extract
 
 
 def chunk_bounds(count: int, size: int) -> list[tuple[int, int]]:
@@ -279,8 +279,6 @@ def _serve(job: _Job, shared: mmap.mmap, drafts_fd: int, out: Any) -> None:
             send("chunk", (drafts, embedded, vectors))
     except MemError as exc:
         send("error", exc)
-
-
 
 
 class _ParentsDrafts:
