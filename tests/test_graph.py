@@ -328,30 +328,25 @@ def test_causal_links_hold_on_a_story_in_wording_they_were_not_built_on(tmp_path
     assert ids[4] not in upstream(0) and ids[1] not in upstream(3)  # no link across the two incidents
 
 
-def test_an_explanation_finds_its_report_by_word_stems_without_a_problem_word(tmp_path: Path) -> None:
-    db = tmp_path / "froze.db"
-    report, unrelated, cause = (r["id"] for r in ok(mem(db, "add", "-", input=jsonl(
-        {"text": "The upload page froze for customers with files over 2 GB", "created_at": "2024-06-01T10:00:00Z"},
-        {"text": "The upload page has a dark mode since May", "created_at": "2024-06-01T10:01:00Z"},
-        {"text": "Root cause of the frozen upload page was hashing the whole file in the browser",
-         "created_at": "2024-06-01T10:05:00Z"}))))
-    links = ok(mem(db, "graph", "causes", report))
-    assert [(r["direction"], r["id"]) for r in links if r["id"] != report] == [("upstream", cause)]
-    assert unrelated not in {r["id"] for r in ok(mem(db, "graph", "causes", cause))}
-
-
-def test_an_explanation_told_by_us_still_explains_the_report(tmp_path: Path) -> None:
-    """"We lost X because Y" is an explanation of the report of X, not a decision: the report's cause
-    is it, where "we chose X because Y" would be led to by the memory naming Y."""
-    db = tmp_path / "lost.db"
-    report, unrelated, explanation = (r["id"] for r in ok(mem(db, "add", "-", input=jsonl(
-        {"text": "Session data went missing for some users on Tuesday", "created_at": "2024-06-04T10:00:00Z"},
-        {"text": "Session cookies are signed with the app secret", "created_at": "2024-06-04T10:01:00Z"},
-        {"text": "We lost the session data because Redis restarted without persistence",
-         "created_at": "2024-06-04T12:00:00Z"}))))
-    links = ok(mem(db, "graph", "causes", report))
-    assert [(r["direction"], r["id"]) for r in links if r["id"] != report] == [("upstream", explanation)]
-    assert unrelated not in {r["id"] for r in ok(mem(db, "graph", "causes", explanation))}
+@pytest.mark.parametrize("report, unrelated, explanation", [
+    # by word stems, with no problem word in the report ("froze" / "frozen")
+    ("The upload page froze for customers with files over 2 GB", "The upload page has a dark mode since May",
+     "Root cause of the frozen upload page was hashing the whole file in the browser"),
+    # "we lost X because Y" explains the report of X, not a decision: the report's cause is it, where
+    # "we chose X because Y" would be led to by the memory naming Y
+    ("Session data went missing for some users on Tuesday", "Session cookies are signed with the app secret",
+     "We lost the session data because Redis restarted without persistence"),
+], ids=["stems", "told_by_us"])
+def test_an_explanation_is_the_cause_of_the_report_it_explains(tmp_path: Path, report: str, unrelated: str,
+                                                               explanation: str) -> None:
+    db = tmp_path / "why.db"
+    report_id, unrelated_id, cause = (r["id"] for r in ok(mem(db, "add", "-", input=jsonl(
+        {"text": report, "created_at": "2024-06-01T10:00:00Z"},
+        {"text": unrelated, "created_at": "2024-06-01T10:01:00Z"},
+        {"text": explanation, "created_at": "2024-06-01T10:05:00Z"}))))
+    links = ok(mem(db, "graph", "causes", report_id))
+    assert [(r["direction"], r["id"]) for r in links if r["id"] != report_id] == [("upstream", cause)]
+    assert unrelated_id not in {r["id"] for r in ok(mem(db, "graph", "causes", cause))}
 
 
 def test_a_fix_word_with_no_object_links_nothing(tmp_path: Path) -> None:
