@@ -233,7 +233,7 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
     out: dict[Setting, tuple[str, ...]] = {}
 
     def put(key: Setting, start: int) -> None:
-        sentence = max((m.end() for m in _SENTENCE_END.finditer(blanked, 0, start)), default=0)
+        sentence = _sentence_of(blanked, start)
         out.setdefault(key, _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))))
 
     for match in _TYPED.finditer(lowered):
@@ -254,8 +254,7 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
         if not unit or unit in FUNCTION_WORDS:
             # a bare number counts what its sentence's quantity head names: "max waypoints ... bumped to 50"
             # is 50 waypoints, as "accepts at most 25 waypoints" is 25
-            sentence = max((m.end() for m in _SENTENCE_END.finditer(blanked, 0, match.start())), default=0)
-            counted = _COUNTED.search(blanked, sentence, match.start())
+            counted = _COUNTED.search(blanked, _sentence_of(blanked, match.start()), match.start())
             unit = counted["noun"] if counted else unit
         if not unit or unit in FUNCTION_WORDS or unit not in UNITS and not (len(unit) > 3 and unit.endswith("s")):
             # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
@@ -296,6 +295,11 @@ def _phrase(tokens: list[str]) -> tuple[str, ...]:
 def _slot(before: tuple[str, ...]) -> set[str]:
     """The last ``QUANTITY_WINDOW`` content words before a setting: what it sets."""
     return set([w for w in before if w][-QUANTITY_WINDOW:])
+
+
+def _sentence_of(text: str, at: int) -> int:
+    """Where the sentence holding position ``at`` of ``text`` begins."""
+    return max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
 
 
 def _sentence_start(text: str, at: int) -> bool:
