@@ -95,6 +95,16 @@ def test_tables_that_do_not_match_the_schema_version_fail_with_the_reason(isolat
     assert Path(isolated_env["MEM_DB"]).read_bytes() == before
 
 
+def test_a_store_above_the_trial_size_is_not_copied_and_keeps_the_warning(isolated_env: dict[str, str], monkeypatch):
+    from mem.store import doctor as probes
+
+    monkeypatch.setattr(probes, "TRIAL_MAX_BYTES", 0)  # every store is "large"
+    _older_store(isolated_env["MEM_DB"], 7, 6)
+    result = run_mem("doctor", "--skip-embedder")
+    assert result.code == 0
+    assert by_name(result.records)["schema"]["status"] == "warn"
+
+
 def test_unreachable_ollama_embedder_exits_6():
     result = run_mem("doctor", "--embedder", "ollama:nomic-embed-text", env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert result.code == 6, result.stderr
