@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Iterator
 
 
 def limit_blas_threads() -> None:
@@ -14,3 +18,25 @@ def limit_blas_threads() -> None:
     """
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(name, "1")
+
+
+@contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) back for the duration, then raise it as ``KeyboardInterrupt`` at the end.
+
+    A batch commits a chunk and then hands its outcomes on; an interrupt landing between the two
+    (during the COMMIT itself, most often) would leave a chunk stored but unreported. Held across
+    both, it can only land before the transaction (rolled back) or after the chunk is reported.
+    Signal handlers belong to the main thread: elsewhere (the MCP server's writer) this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt

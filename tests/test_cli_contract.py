@@ -359,3 +359,33 @@ def test_mcp_empty_search_says_where_the_hits_are(mem) -> None:
             assert "scope='*' searches every scope" in text(found) and "alpha" in text(found)
 
     anyio.run(main)
+
+
+@pytest.mark.parametrize("command", ["import", "add"])
+def test_an_interrupt_during_a_commit_still_reports_that_chunk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               command: str) -> None:
+    """Ctrl-C landing in a chunk's COMMIT (the likeliest moment: it waits on the disk) stops the batch
+    after that chunk is reported, never between its commit and its outcomes."""
+    import contextlib
+    import sqlite3
+
+    from mem.store import Store
+
+    source = tmp_path / "notes.jsonl"
+    source.write_text(jsonl(*({"text": f"note {i}: service {i % 31} deploys on day {i}"} for i in range(700))))
+    original = Store.write
+
+    @contextlib.contextmanager
+    def write_then_interrupt(self: Store):  # the signal arrives as the second chunk's COMMIT returns
+        with original(self):
+            yield
+        if self.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 512:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(Store, "write", write_then_interrupt)
+    monkeypatch.setattr("mem.stages.add.BULK_CHUNK", 256)
+    args = ["import", str(source), "-q"] if command == "import" else ["add", "-"]
+    result = run_mem(*args, input=None if command == "import" else source.read_bytes())
+    assert result.code == 130
+    committed = sqlite3.connect(os.environ["MEM_DB"]).execute("SELECT count(*) FROM memories").fetchone()[0]
+    assert (len(result.records), committed) == (512, 512), result.stderr

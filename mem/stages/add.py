@@ -18,6 +18,7 @@ from mem import gate, ids
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import Memory, Outcome
+from mem.runtime import interrupts_held
 from mem.stages import link, supersede
 from mem.text import content_hash
 
@@ -217,10 +218,11 @@ def _stored(ctx: "Context", chunks: Iterable[list[Draft]], options: AddOptions, 
     finishing = finishing and options.bulk
     written: list[tuple[Draft, Outcome]] = []
     for chunk in chunks:
-        for draft, outcome in zip(chunk, _write(ctx, chunk, options)):
-            if finishing:
-                written.append((draft, outcome))
-            yield outcome
+        with interrupts_held():  # a committed chunk is always reported (see interrupts_held)
+            for draft, outcome in zip(chunk, _write(ctx, chunk, options)):
+                if finishing:
+                    written.append((draft, outcome))
+                yield outcome
     if not finishing:
         return
     from mem.stages import finish
