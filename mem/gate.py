@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from mem.errors import BadInput
@@ -192,6 +193,8 @@ def text_problem(text: str) -> str | None:
         return "empty" if not text else f"too short ({len(text)} characters; at least {MIN_CHARS})"
     if len(text) > MAX_CHARS:
         return f"too long ({len(text)} characters; at most {MAX_CHARS})"
+    if text.isprintable():  # the common case, without a Python step per character
+        return None
     printable = sum(1 for c in text if c.isprintable() or c in "\n\t\r")
     if printable < 0.9 * len(text):
         return "not text (mostly control characters)"
@@ -253,6 +256,22 @@ def _json_strings(value: Any, path: str, key: str | None) -> Iterator[tuple[str,
 
 def findings(value: str, key: str | None = None) -> list[Any]:
     """The secrets in ``value``, alone or as the value of ``key`` (offsets in ``value``)."""
+    if len(value) + (len(key) if key else 0) <= _CACHED_CHARS:
+        return list(_short_findings(value, key))
+    return _findings(value, key)
+
+
+# A batch repeats its short strings (scope, tags, meta keys and values) on every record: their scans
+# are remembered. Longer strings (the texts) are scanned each time.
+_CACHED_CHARS = 128
+
+
+@lru_cache(maxsize=4096)
+def _short_findings(value: str, key: str | None) -> tuple[Any, ...]:
+    return tuple(_findings(value, key))
+
+
+def _findings(value: str, key: str | None) -> list[Any]:
     from mem.secrets import SecretFinding, scan
 
     found = {(f.start, f.end): f for f in scan(value)}

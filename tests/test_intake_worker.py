@@ -216,3 +216,22 @@ def test_a_bulk_chunk_indexes_its_text_as_the_per_row_trigger_does(mem, tmp_path
         assert conn.execute("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'zeppelin'").fetchone()[0] == 1
     finally:
         conn.close()
+
+
+def test_checkpoints_aside_moves_the_wal_into_the_database_from_its_thread(tmp_path: Path) -> None:
+    """``Store.checkpoints_aside`` (around a bulk intake's chunks): commits do not checkpoint, its thread
+    does, soon after each; SQLite's own setting is back afterwards."""
+    from mem.store import Store
+
+    path = tmp_path / "aside.db"
+    with Store.open(path) as store:
+        before = path.stat().st_size
+        with store.checkpoints_aside():
+            assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+            with store.write():
+                store.set_meta("bulky", "x" * 2_000_000)  # ~490 pages: over no threshold, in the WAL only
+            deadline = time.monotonic() + 5
+            while path.stat().st_size < before + 2_000_000 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert path.stat().st_size >= before + 2_000_000  # the thread copied the commit into the file
+        assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000

@@ -105,12 +105,16 @@ class Worker:
         self.pid = 0
         self.popen: subprocess.Popen[bytes] | None = None
         self.reader: Any = None  # the child's messages
+        self.aside: Any = None  # Store.checkpoints_aside, while the chunks are written
 
     def __enter__(self) -> "Worker":
         if START == "fork" or (START == "auto" and _forks_safely()):
             self._fork()
         else:
             self._spawn()
+        # after the fork (a sound fork needs this process to have one thread)
+        self.aside = self.ctx.store.checkpoints_aside()
+        self.aside.__enter__()
         return self
 
     def _fork(self) -> None:
@@ -138,6 +142,8 @@ class Worker:
         self.pid, self.reader = self.popen.pid, self.popen.stdout
 
     def __exit__(self, *exc: Any) -> None:
+        if self.aside is not None:
+            self.aside.__exit__(None, None, None)
         if self.pid:
             # Finished (it is leaving) or not (an error, Ctrl-C, a reader gone): nothing more is needed of it.
             try:

@@ -29,6 +29,7 @@ _MEMORY_VALUES = operator.attrgetter(*MEMORY_FIELDS)  # a memory's column values
 _CONVERTED = tuple((_FIELD_INDEX[name], convert) for name, convert in _STORED_AS.items())
 _INSERT_LOG = "INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, ?, ?, ?, ?)"
 BUSY_TIMEOUT_MS = 5000
+_CHECKPOINT_EVERY_S = 0.05  # Store.checkpoints_aside: how often its thread looks for new commits to checkpoint
 WRITE_RETRIES = 8
 # A handle is a prefix of the last 12 hex digits of the UUIDv7 (random; the head is a timestamp).
 _TAIL = "substr(id, 25)"
@@ -341,6 +342,51 @@ class Store:
             self.conn.execute("INSERT INTO memory_fts(rowid, text, tags) SELECT rowid, text, tags FROM memories "
                               "WHERE rowid > ? ORDER BY rowid", (first,))
             self.conn.execute(found[0])
+
+    @contextmanager
+    def checkpoints_aside(self) -> Iterator[None]:
+        """For a bulk intake's chunks: this connection's commits leave the WAL checkpoints to a thread
+        with its own connection (SQLite runs a checkpoint without the interpreter lock), so they run
+        beside the next chunk's SQL instead of inside each COMMIT (~35 us a memory at 100k). The
+        thread checkpoints after each commit it sees and once more before this block ends; a kill
+        at any moment leaves what any WAL leaves (a checkpoint is atomic, page by page,
+        and the next opener finishes it)."""
+        import sqlean
+
+        previous = int(self.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        if previous <= 0 or self.read_only:
+            yield
+            return
+        try:
+            aside = sqlean.connect(str(self.path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   check_same_thread=False)
+        except sqlean.Error:
+            yield
+            return
+        import threading
+
+        done = threading.Event()
+
+        def checkpoint() -> None:
+            while True:
+                stopping = done.wait(_CHECKPOINT_EVERY_S)
+                try:
+                    aside.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlean.Error:  # busy or gone: the next one (or SQLite's own) catches up
+                    pass
+                if stopping:
+                    return
+
+        thread = threading.Thread(target=checkpoint, name="mem-checkpoint", daemon=True)
+        self.conn.execute("PRAGMA wal_autocheckpoint = 0")
+        thread.start()
+        try:
+            yield
+        finally:
+            done.set()
+            thread.join()
+            aside.close()
+            self.conn.execute(f"PRAGMA wal_autocheckpoint = {previous}")
 
     def put_vector(self, rowid: int, scope: str, vector: "np.ndarray", *, replace: bool = False,
                    tokens: tuple[str, bytes] | None = None) -> None:

@@ -417,6 +417,11 @@ class PgStore(Store):
         yield
 
     @contextmanager
+    def checkpoints_aside(self) -> Iterator[None]:
+        """Nothing to move: PostgreSQL checkpoints on its own."""
+        yield
+
+    @contextmanager
     def _short_wait(self) -> Iterator[None]:
         """A transaction (without the write lock: access counts need no order) whose statements
         wait at most 50 ms for row locks."""
