@@ -11,7 +11,7 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
-from mem.enrich import structure
+from mem.enrich import classify, structure
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,6 +22,25 @@ _LEDGER = re.compile(
     r"|\bport\s*(?:is\s+|:|=)?\s*\d{2,5}\b|\b(?:localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b"
     r"|\bv?\d+\.\d+(?:\.\d+)?\b",
     re.IGNORECASE)
+
+_TAXONOMY = re.compile(
+    r"\b(?:consists? of|is made (?:up )?of|comprises?|is composed of|is divided into|are (?:split|grouped) into|"
+    r"(?:kinds?|types?|sorts?|categories|classes|families) of|is an? (?:kind|type|sort|form|subclass|member) of|"
+    r"belongs? to|falls? under|includes? (?:the )?(?:following|three|four|five|two))\b"
+    r"|\b(?:has|have|contains?) (?:two|three|four|five|six|\d+) (?:\w+ ){0,2}(?:services|parts|modules|components|"
+    r"packages|layers|tiers|teams|kinds|types):"
+    r"|^[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$",
+    re.IGNORECASE)
+
+
+def _taxonomy(text: str) -> bool:
+    trimmed = text.strip().rstrip(".")
+    return bool(structure._TAXONOMY.search(trimmed) or structure._IS_A.match(trimmed))
+
+
+def _by_cues(text: str) -> str | None:
+    """``classify._by_cues`` without its word checks: every pattern searched, in order."""
+    return next((kind for kind, pattern in classify._KIND_CUES if pattern.search(text)), None)
 
 
 def _bench_texts() -> list[str]:
@@ -44,6 +63,16 @@ _PIECES = st.sampled_from(["4", "45", "3.11", "v2.4.1", "٣", "12,5", " ", "  ",
                            "$", "€", "£", "ms", "MB", "seconds", "km/h", "%", "port", "PORT", "localhost",
                            "db.internal", "_", "KEY", "K", "ſ", "ı", "İ", "is", "a", "x", "the", "timeout"])
 _TEXTS = st.lists(_PIECES, max_size=14).map("".join) | st.text(max_size=60)
+# The cue phrases themselves, cut and recased, beside the characters that case-fold onto i, s and k.
+_CUE_PIECES = st.sampled_from(sorted({w for words in classify._CUE_WORDS.values() for w in words}
+                                     | {"I", "We", "WE ", "ſtep", "\u0130 will", "\u0131 am a", "\u212aey", "  ", " ", ".",
+                                        ",", "`", "$", "then", "to", "run", "decided", "going forward", "always",
+                                        "never", "is", "are", "an", "Redis", "kind of", "consists of", "\n", "x"}))
+_CUE_TEXTS = st.lists(_CUE_PIECES, max_size=10).map("".join).flatmap(
+    lambda t: st.sampled_from([t, t.upper(), t.title(), t.swapcase()]))
+# Texts holding a match of each pattern (hypothesis writes them from the pattern: every alternative, any case)
+_MATCHING = st.one_of(*[st.from_regex(pattern) for _, pattern in classify._KIND_CUES],
+                      st.from_regex(_TAXONOMY), st.from_regex(_LEDGER))
 
 
 def test_ledger_shapes_match_the_one_alternation_on_the_bench_texts() -> None:
@@ -52,7 +81,20 @@ def test_ledger_shapes_match_the_one_alternation_on_the_bench_texts() -> None:
     assert [structure._is_ledger(t[:2000]) for t in texts] == [bool(_LEDGER.search(t[:2000])) for t in texts]
 
 
-@settings(max_examples=2000, deadline=None)
-@given(_TEXTS)
+@settings(max_examples=800, deadline=None)
+@given(_TEXTS | _MATCHING)
 def test_ledger_shapes_match_the_one_alternation(text: str) -> None:
     assert structure._is_ledger(text) == bool(_LEDGER.search(text))
+
+
+def test_kind_cues_and_taxonomy_match_their_plain_forms_on_the_bench_texts() -> None:
+    texts = _bench_texts()
+    assert [classify._by_cues(t) for t in texts] == [_by_cues(t) for t in texts]
+    assert [_taxonomy(t[:2000]) for t in texts] == [bool(_TAXONOMY.search(t[:2000].strip().rstrip("."))) for t in texts]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_CUE_TEXTS | _TEXTS | _MATCHING)
+def test_kind_cues_and_taxonomy_match_their_plain_forms(text: str) -> None:
+    assert classify._by_cues(text) == _by_cues(text)
+    assert _taxonomy(text) == bool(_TAXONOMY.search(text.strip().rstrip(".")))

@@ -25,6 +25,10 @@ class HashEmbedder:
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        # Every row's slots as offsets into the flat matrix, summed by one add.at (unbuffered: each
+        # cell takes its additions in the order given, so this is the per-row sum, without a call a row).
+        cells: list[int] = []
+        values: list[float] = []
         for row, text in enumerate(texts):
             words = [_word(w, self.dim) for w in tokens(text) if w not in STOPWORDS]
             if words:
@@ -33,7 +37,11 @@ class HashEmbedder:
                 slots += [_slot("b:" + a + " " + b, self.dim, 0.5) for (a, _, _), (b, _, _) in zip(words, words[1:])]
                 for _, _, trigrams in words:
                     slots.extend(trigrams)
-                np.add.at(out[row], [bucket for bucket, _ in slots], [value for _, value in slots])
+                base = row * self.dim
+                cells += [base + bucket for bucket, _ in slots]
+                values += [value for _, value in slots]
+        if cells:
+            np.add.at(out.reshape(-1), cells, values)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         np.divide(out, norms, out=out, where=norms > 0)
         return out

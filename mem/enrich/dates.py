@@ -896,6 +896,13 @@ def parse_datetime(value: str) -> datetime:
         return _aware(value).astimezone(UTC)
     if not isinstance(value, str):
         raise ValueError(f"not a date-time: {value!r}")
+    return _parse_text(value)
+
+
+@lru_cache(maxsize=256)
+def _parse_text(value: str) -> datetime:
+    """``parse_datetime`` of a string, remembered: a batch's records mostly share one ``created_at``
+    (datetimes are immutable; a failure is not remembered and raises each time)."""
     try:
         if _ISO.fullmatch(value.strip()):
             return _parse_iso(value, default_tz=UTC).astimezone(UTC)

@@ -54,9 +54,10 @@ _TAXONOMY = re.compile(
     r"(?:kinds?|types?|sorts?|categories|classes|families) of|is an? (?:kind|type|sort|form|subclass|member) of|"
     r"belongs? to|falls? under|includes? (?:the )?(?:following|three|four|five|two))\b"
     r"|\b(?:has|have|contains?) (?:two|three|four|five|six|\d+) (?:\w+ ){0,2}(?:services|parts|modules|components|"
-    r"packages|layers|tiers|teams|kinds|types):"
-    r"|^[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$",
+    r"packages|layers|tiers|teams|kinds|types):",
     re.IGNORECASE)
+# "Redis is a key-value store": the whole text (matched at its start, not searched for at every position)
+_IS_A = re.compile(r"[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$", re.IGNORECASE)
 
 
 def structure_of(text: str, *, dated: bool = False) -> str:
@@ -66,7 +67,8 @@ def structure_of(text: str, *, dated: bool = False) -> str:
         return "ledger"
     if dated or _TIMELINE.search(sample):
         return "timeline"
-    if _TAXONOMY.search(sample.strip().rstrip(".")):
+    trimmed = sample.strip().rstrip(".")
+    if _TAXONOMY.search(trimmed) or _IS_A.match(trimmed):
         return "taxonomy"
     return "narrative"
 
