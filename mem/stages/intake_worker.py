@@ -119,9 +119,6 @@ class Worker:
             self._fork()
         else:
             self._spawn()
-        # after the fork (a sound fork needs this process to have one thread)
-        self.aside = self.ctx.store.checkpoints_aside()
-        self.aside.__enter__()
         return self
 
     def _fork(self) -> None:
@@ -149,8 +146,7 @@ class Worker:
         self.pid, self.reader = self.popen.pid, self.popen.stdout
 
     def __exit__(self, *exc: Any) -> None:
-        if self.aside is not None:
-            self.aside.__exit__(None, None, None)
+        self._end_aside()
         if self.pid:
             # Finished (it is leaving) or not (an error, Ctrl-C, a reader gone): nothing more is needed of it.
             try:
@@ -193,11 +189,23 @@ class Worker:
         self.drafts.flush()
         _NEXT.pack_into(shared, 16, index + 1)
         self._receive("validated")
-        for _ in self.bounds:
-            drafts, embedded, vectors = self._receive("chunk")
-            for row, position in enumerate(embedded):  # the vectors came as one matrix
-                drafts[position].vector = vectors[row]
-            yield drafts
+        # While the chunks are written (not the finishing pass after them: its reads would search an
+        # ever longer WAL); after the fork, which needs this process to have one thread.
+        self.aside = self.ctx.store.checkpoints_aside()
+        self.aside.__enter__()
+        try:
+            for _ in self.bounds:
+                drafts, embedded, vectors = self._receive("chunk")
+                for row, position in enumerate(embedded):  # the vectors came as one matrix
+                    drafts[position].vector = vectors[row]
+                yield drafts
+        finally:
+            self._end_aside()
+
+    def _end_aside(self) -> None:
+        aside, self.aside = self.aside, None
+        if aside is not None:
+            aside.__exit__(None, None, None)
 
     def _receive(self, kind: str) -> Any:
         try:
