@@ -23,14 +23,8 @@ _LEDGER = re.compile(
     r"|\bv?\d+\.\d+(?:\.\d+)?\b",
     re.IGNORECASE)
 
-_TAXONOMY = re.compile(
-    r"\b(?:consists? of|is made (?:up )?of|comprises?|is composed of|is divided into|are (?:split|grouped) into|"
-    r"(?:kinds?|types?|sorts?|categories|classes|families) of|is an? (?:kind|type|sort|form|subclass|member) of|"
-    r"belongs? to|falls? under|includes? (?:the )?(?:following|three|four|five|two))\b"
-    r"|\b(?:has|have|contains?) (?:two|three|four|five|six|\d+) (?:\w+ ){0,2}(?:services|parts|modules|components|"
-    r"packages|layers|tiers|teams|kinds|types):"
-    r"|^[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$",
-    re.IGNORECASE)
+# the one alternation the taxonomy was: its shapes with the whole-text one as a ``^`` alternative
+_TAXONOMY = re.compile(f"{structure._TAXONOMY.pattern}|^{structure._IS_A.pattern}", re.IGNORECASE)
 
 
 def _taxonomy(text: str) -> bool:
