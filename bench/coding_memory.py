@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Five datasets, different projects and teams (``--set a|b|c|d|e|both|all``, default ``a``; ``both`` is a
+Seven datasets, different projects and teams (``--set a|b|c|d|e|f|g|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -31,6 +31,17 @@ and b; ``--data``/``--queries`` name any other pair):
   renames, removals, a correction of a correction, near misses on neighbouring slots, and three notes
   of an old wiki imported after the memories that correct them (``meta.imported_at``: the record
   reaches the store then, ``created_at`` stays the day it was written).
+* ``f``: Fernhill, a mobile bank's platform team (GraphQL gateway on Node, Go auth, Kafka on MSK, iOS and
+  Android CI): ``bench/coding_memory_f.jsonl``, 126 memories over 17 sessions (eight weeks), 105 queries,
+  35 about superseded facts, written and committed before any work against it: corrections as engineers
+  write them in chat ("got bumped to 12", "we ended up going with Vault after all", "X owns it from now
+  on", a move told in prose, numbers in words, 20% vs 0.05, corrections of corrections, a correction
+  inside a message with other news) and look-alikes that must not supersede (a plan, "we considered X
+  but stayed", another service's timeout or limit, a new unrelated setting);
+* ``g``: Cobalt, a grocery company's internal data and ML platform (Feast feature store, Spark, Flink,
+  Airflow then Dagster, Snowflake, KServe): ``bench/coding_memory_g.jsonl``, 120 memories over 16
+  sessions, 107 queries, 31 about superseded facts, written with ``f`` and kept as the held-out check
+  (only its totals are read while tuning on ``f``).
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -75,8 +86,10 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "b": (ROOT / "bench" / "coding_memory_b.jsonl", ROOT / "bench" / "coding_memory_b_queries.jsonl"),
         "c": (ROOT / "bench" / "coding_memory_c.jsonl", ROOT / "bench" / "coding_memory_c_queries.jsonl"),
         "d": (ROOT / "bench" / "coding_memory_d.jsonl", ROOT / "bench" / "coding_memory_d_queries.jsonl"),
-        "e": (ROOT / "bench" / "coding_memory_e.jsonl", ROOT / "bench" / "coding_memory_e_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e")}
+        "e": (ROOT / "bench" / "coding_memory_e.jsonl", ROOT / "bench" / "coding_memory_e_queries.jsonl"),
+        "f": (ROOT / "bench" / "coding_memory_f.jsonl", ROOT / "bench" / "coding_memory_f_queries.jsonl"),
+        "g": (ROOT / "bench" / "coding_memory_g.jsonl", ROOT / "bench" / "coding_memory_g_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -394,8 +407,8 @@ def print_table(report: dict[str, Any], show_misses: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
-                        help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate) and e (Saltmarsh), "
-                             "held out: never tuned on, both (a and b) or all (ignored with --data)")
+                        help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate), e (Saltmarsh), "
+                             "f (Fernhill) and g (Cobalt, held out), both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")
