@@ -3,6 +3,7 @@ open contradictions ranked newer-first in search and listed by verify. CLI throu
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from mem.enrich.corrections import OTHER, SAME, _relation, _settings, corrects, read, related
@@ -453,3 +454,47 @@ def test_look_alikes_of_false_supersessions_stay_live_and_their_twins_supersede(
     replaced = _load({f"twin_{key}": pair for key, pair in TWINS.items()})
     for key, (old, new) in replaced.items():
         assert new.get("supersedes") == [old["id"]], (key, new)
+
+
+# A plan, a postponement or an option weighed and not taken changes nothing: it supersedes nothing,
+# in either order; the same change told as done does.
+UNREALISED = {
+    "plan": ("The statements worker generates the statement PDFs every night at 02:00.",
+             "Plan for next quarter: run the statements worker as an EKS CronJob, and at 04:00 instead of 02:00.",
+             "Statement PDFs are generated at 04:00 now instead of 02:00."),
+    "postponed": ("Android minSdk is 26 (Android 8.0).", "The Android minSdk bump to 28 is postponed to next year.",
+                  "Bumped the Android minSdk from 26 to 28."),
+    "considered": ("Feature flags are in LaunchDarkly; flag keys are kebab-case.",
+                   "We considered replacing LaunchDarkly with Unleash to save money but are staying.",
+                   "We replaced LaunchDarkly with Unleash for the feature flags to save money."),
+}
+
+
+@pytest.mark.parametrize("correction_first", [False, True])
+def test_a_plan_or_an_option_weighed_supersedes_nothing_and_the_change_done_does(correction_first: bool) -> None:
+    ids = _load({key: (old, plan, "fact", "") for key, (old, plan, _) in UNREALISED.items()},
+                correction_first=correction_first)
+    for key, (old, plan) in ids.items():
+        assert "supersedes" not in plan and old["status"] == "added" and "superseded_by" not in old, (key, old, plan)
+    done = _load({f"{key}-done": (old, change, "fact", "") for key, (old, _, change) in UNREALISED.items()},
+                 correction_first=correction_first)
+    for key, (old, change) in done.items():
+        assert (old["superseded_by"] == change["id"]) if correction_first else (change["supersedes"] == [old["id"]]), key
+
+
+def test_a_handover_that_names_no_old_value_ranks_above_what_it_replaces() -> None:
+    # a semantic neighbour (MiniLM cosine .62; hash .25) on the same slot, with no old value named and no
+    # setting: not proof enough to supersede, an open contradiction; search answers with the newer
+    env = {"MEM_EMBEDDER": "minilm"}
+    older = "Olu Adeyemi owns the notifier service and the push certificates."
+    newer = "Hana Sato has the notifier now, APNs certs included; Olu went to the cards squad."
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", env=env).records[0]
+    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    assert "supersedes" not in second
+    found = [r for r in run_mem("verify", "--now", "2026-05-03T00:00:00Z", env=env).records
+             if r.get("finding") == "contradiction"]
+    assert [(r["id"], r["other"]) for r in found] == [(second["id"], first["id"])]
+    hits = run_mem("search", "who owns the notifier?", "--now", "2026-05-03T00:00:00Z", env=env).records
+    order = [h["id"] for h in hits]
+    assert order.index(second["id"]) < order.index(first["id"])
+    assert hits[order.index(second["id"])]["why"]["contradicts"]["over"] == first["id"]

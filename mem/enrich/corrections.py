@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST,
-                               QUANTITY_HEADS, TOOLS, UNITS)
+                               QUANTITY_HEADS, TOOLS, UNITS, UNREALISED)
 from mem.text import stem as _stem
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
@@ -111,8 +111,11 @@ _SHAPES = [
     re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]
 # An update without a named old value: a verb of change (not "settled at") or a marker word.
-_MARKERS = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove', 'undo')}|"
-                      rf"{'|'.join(sorted(CHANGE_MARKERS, key=len, reverse=True))})\b")
+_NOW = "|".join(sorted(CHANGE_MARKERS, key=len, reverse=True))
+_MARKERS = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove', 'undo')}|{_NOW})\b")
+# A marker says what holds from now on in place of what held ("Hana has the notifier now"); a verb of
+# change alone may report an event ("last week we migrated the billing worker to the new queue").
+_NOW_RE = re.compile(rf"\b(?:{_NOW})\b")
 
 
 def words(text: str) -> list[str]:
@@ -189,6 +192,7 @@ class Reading:
     words: frozenset[str] = frozenset()  # the text's content words, with the parts of compound ones
     text: str = ""  # what was read (the people it names are looked up only when a decision needs them)
     handed: tuple[tuple[Value, Value], ...] = ()  # (giver, what the giver handed over) of each handover
+    marked: bool = False  # a marker of what holds now ("now", "from now on", "no longer", "after all", ...)
 
 
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
@@ -336,6 +340,23 @@ def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]
     return terms, frozenset(float(n) for n, _ in _NUM_UNIT.findall(" ".join(tokens))), terms | parts
 
 
+def _realised(text: str) -> str:
+    """``text`` with its unrealised sentences blanked (``lexicon.UNREALISED``: a plan, a proposal, what was
+    weighed and not done): what they name did not change, so they name no old value, no new one and
+    no setting.
+
+    >>> _realised("Plan: run it at 04:00. Done: moved it to EKS.").strip()
+    'Done: moved it to EKS.'
+    """
+    out, start = [], 0
+    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+        sentence = text[start:end]
+        tokens = words(re.sub(r"\b(?:than|as) planned\b", "", sentence, flags=re.IGNORECASE))  # a comparison, no plan
+        out.append(" " * len(sentence) if UNREALISED & set(tokens) or tokens[:1] in (["plan"], ["plans"]) else sentence)
+        start = end
+    return "".join(out)
+
+
 @lru_cache(maxsize=4096)
 def read(text: str, kind: str = "fact") -> Reading | None:
     """The correction ``text`` makes, or None when it reads as no update at all.
@@ -346,6 +367,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     >>> read("The API uses FastAPI.") is None
     True
     """
+    text = _realised(text)
     lowered = text.lower()
     old: list[Value] = []
     new: list[Value] = []
@@ -366,7 +388,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         return None
     named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
-    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed))
+    return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed),
+                   bool(_NOW_RE.search(lowered)))
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.

@@ -314,8 +314,14 @@ settle: settle, end, land
 
 # Words that mark an update without a verb of change ("the limit is now 1200", "Postmark, instead").
 CHANGE_MARKERS = words("""
-now, no longer, anymore, any more, instead, actually, correction, nowadays, these days, from now on, back to, back on
+now, no longer, anymore, any more, instead, actually, correction, nowadays, these days, from now on, back to, back on,
+after all
 """)
+
+# Words that keep a sentence's change unrealised: a plan, a proposal, an option weighed and not taken
+# ("Plan: run it at 04:00 instead of 02:00", "the bump is postponed", "we considered X but stayed"); "plan"
+# itself only opening its sentence ("the free plan now allows 3 shows" is a product plan).
+UNREALISED = words("planned postpone postponed consider considered considering might maybe evaluating proposed")
 
 # Words that name what kind of quantity a setting is, not which one: "the pool size" is "the pool".
 QUANTITY_HEADS = words("size maximum max minimum min value setting number count default total amount")

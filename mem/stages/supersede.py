@@ -53,7 +53,10 @@ if TYPE_CHECKING:
 
 CANDIDATES = 50
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
-CONTRADICTS_MIN = 0.65  # cosine for an open contradicts edge when a correction does not clearly replace
+# cosine for an open contradicts edge when a correction on a related slot does not clearly replace it;
+# a semantic neighbour is close enough when the correction says what holds now ("Hana has the notifier
+# now" after "Olu owns the notifier service", .62): the edge only orders the two in search, newer first
+CONTRADICTS_MIN = 0.65
 LOOKUP = 10  # earlier memories a correction looks up by the old values and slot words it names
 LOOKUP_TERMS = 16  # words of an older memory, arriving after newer ones, it looks its correction up by
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
@@ -191,7 +194,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         if corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN):
             if _resolve(ctx, newer, older, superseded) and older is memory:
                 break
-        elif sim >= CONTRADICTS_MIN and corrections.related(reading, older.text):
+        elif sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) and corrections.related(reading, older.text):
             sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
     return superseded
