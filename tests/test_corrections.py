@@ -109,6 +109,14 @@ PAIRS = {
     # an inflection that doubles a consonant is the same word ("capped" / "cap")
     "doubled": ("Attachments are capped at 10 MB per message.",
                 "Raised the per-message attachment cap from 10 MB to 25 MB.", "fact", "how large can an attachment be?"),
+    # a change that leaves the unit out, as people do once it is known
+    "elided_unit": ("The gateway's upstream timeout for calls to core banking is 8 seconds.",
+                    "Core banking calls from the gateway got bumped to 12, their month-end batch slows everything down.",
+                    "fact", "what is the core banking timeout?"),
+    # a number spelled out before its unit
+    "spelled": ("Access tokens from the auth service expire after 15 minutes.",
+                "After the pen test access tokens from the auth service now expire after ten minutes.",
+                "fact", "how long do access tokens last?"),
     # a handover whose receiver is followed by "before ..." (a clause, not part of the name)
     "before": ("Sara Kim owns the search indexer and is the contact for reindex failures.",
                "Sara handed the search indexer over to Luca Bianchi before her long research sabbatical; Luca is now "
@@ -153,7 +161,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
-                                   "name_like", "bound")}
+                                   "name_like", "bound", "elided_unit", "spelled")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -498,3 +506,10 @@ def test_a_handover_that_names_no_old_value_ranks_above_what_it_replaces() -> No
     order = [h["id"] for h in hits]
     assert order.index(second["id"]) < order.index(first["id"])
     assert hits[order.index(second["id"])]["why"]["contradicts"]["over"] == first["id"]
+
+
+def test_a_thousands_separator_is_part_of_its_number() -> None:
+    # "£2,500" was read as 2 and 500: a change to 2,500 then matched any older 500 or 2 on the slot
+    assert set(_settings("The daily payout limit for new merchants is now £2,500.", plain=True)) == {(2500.0, "#")}
+    reading = read("The daily payout limit for new merchants is now £2,500.")
+    assert corrects(reading, "The daily payout limit for new merchants is £1,000.", neighbour=True)

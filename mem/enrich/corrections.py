@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST,
-                               QUANTITY_HEADS, TOOLS, UNITS, UNREALISED)
+                               NUMBER_WORDS, QUANTITY_HEADS, TOOLS, UNITS, UNREALISED)
 from mem.text import stem as _stem
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
@@ -46,6 +46,21 @@ __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 _NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/[a-z]+)?)?")  # "30 seconds", "30s", "a 30-minute window"
+
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SPELLED = re.compile(rf"\b({'|'.join(NUMBER_WORDS)})(?=[\s-]+(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\b)",
+                      re.IGNORECASE)
+
+
+def _numerals(text: str) -> str:
+    """Numbers as digits: thousands separators dropped ("£2,500" is 2500, not 2 and 500) and a number
+    spelled out before a unit read as one ("ten minutes" is 10 minutes).
+
+    >>> _numerals("limit £2,500 a day, tokens last ten minutes, one topic each")
+    'limit £2500 a day, tokens last 10 minutes, one topic each'
+    """
+    return _SPELLED.sub(lambda m: NUMBER_WORDS[m[1].lower()], _THOUSANDS.sub("", text))
 
 
 def _inflections(verb: str) -> set[str]:
@@ -232,6 +247,7 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
     >>> _settings("Done. API tests are now `just test`; the export runs at 3:00 on Kotlin 2.0.", plain=True)
     {('just test', '`'): ('api', 'test', ''), ('03:00', 'clock'): ('export', ''), ('2.0', 'v kotlin'): ('export', '', 'kotlin')}
     """
+    text = _numerals(text)
     lowered = text.lower()
     blanked = _TYPED.sub(lambda m: " " * len(m.group()), lowered)  # numbers inside code or addresses are not settings
     out: dict[Setting, tuple[str, ...]] = {}
@@ -315,6 +331,14 @@ def _same_program(a: Setting, b: Setting) -> bool:
     return a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0]
 
 
+def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
+    """Settings of one type; with ``elided`` (a change), a number with no unit is also one of any unit,
+    the unit left out as people do once it is known ("the core banking timeout got bumped to 12" after
+    "... is 8 seconds", "sampling is 0.05 now" after "keeps 20%")."""
+    numbers = isinstance(a[0], float) and isinstance(b[0], float)
+    return a[1] == b[1] or elided and numbers and PLAIN in (a[1], b[1])
+
+
 def _show(setting: Setting) -> str:
     value, kind = setting
     if kind == COMMAND:
@@ -334,7 +358,7 @@ _PARTS = re.compile(r"[-./_]+")
 def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]:
     """Content words, numbers, and content words with the parts of compound ones ("per-organization",
     "celery/rabbitmq", "brightbill.dev") that an old value may name on its own."""
-    tokens = words(text)
+    tokens = words(_numerals(text))
     terms = _content(tokens)
     parts = _content([p for t in tokens for p in _PARTS.split(t) if p])
     return terms, frozenset(float(n) for n, _ in _NUM_UNIT.findall(" ".join(tokens))), terms | parts
@@ -367,7 +391,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     >>> read("The API uses FastAPI.") is None
     True
     """
-    text = _realised(text)
+    text = _numerals(_realised(text))
     lowered = text.lower()
     old: list[Value] = []
     new: list[Value] = []
@@ -488,7 +512,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
             continue
         for other, their_before in theirs.items():
             their_slot = frozenset(_slot(their_before))
-            if other[1] != mine[1] or _same_program(other, mine) \
+            if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
                     or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
                 continue
             out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))

@@ -323,6 +323,26 @@ after all
 # itself only opening its sentence ("the free plan now allows 3 shows" is a product plan).
 UNREALISED = words("planned postpone postponed consider considered considering might maybe evaluating proposed")
 
+# Numbers spelled out, read as digits before a unit ("cut access tokens to ten minutes").
+NUMBER_WORDS = table("""
+2: two
+3: three
+4: four
+5: five
+6: six
+7: seven
+8: eight
+9: nine
+10: ten
+12: twelve
+15: fifteen
+20: twenty
+30: thirty
+45: forty-five
+60: sixty
+90: ninety
+""")
+
 # Words that name what kind of quantity a setting is, not which one: "the pool size" is "the pool".
 QUANTITY_HEADS = words("size maximum max minimum min value setting number count default total amount")
 
