@@ -538,6 +538,8 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     terms, numbers, parts = _facts(older_text)
     slot = len(reading.slot & terms)
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
+    if neighbour and slot >= 2 and (back := _refers_back(reading, older_text)):
+        return back
     if reading.bare:  # a statement with no change word replaces only a value on the very same slot, itself evidence
         return _same_slot(reading, older_text, (SAME,)) if shared + 1 >= EVIDENCE else None
     # the older text already states every new value: it is the new state, or the same change told
@@ -575,6 +577,34 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # the words must say enough
     return _same_slot(reading, older_text, (SAME,) if shared + 1 >= EVIDENCE > shared else (SAME, NARROWER)) \
         if shared + 1 >= EVIDENCE else None
+
+
+def _number(value: "float | str") -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _refers_back(reading: Reading, older_text: str) -> str | None:
+    """A neighbour's value named again beside a new value of its type: "cycleways are 20 km/h in the
+    bike profile; 22 overestimated the cargo bikes" after "the bike profile assumes 22 km/h on separated
+    cycleways", "needs iOS 16; iOS 15 was under 2%" after "the minimum is iOS 15". The correction
+    points at what it replaces, whatever its wording (``corrects`` asks for a close neighbour and two
+    slot words first)."""
+    theirs = _settings(older_text, plain=True)
+    mine = _settings(reading.text, plain=True)
+    my_numbers = _facts(reading.text)[1]
+    their_numbers = _facts(older_text)[1]
+    for old in theirs:
+        # stated whole beside another value ("Python 3.11 and 3.12 are supported"), it still holds
+        if old in mine or _number(old[0]) not in my_numbers:
+            continue
+        for new in mine:
+            value = _number(new[0])
+            if value is not None and value not in their_numbers and old[1] == new[1]:
+                return f"old value {_show(old)} named, {_show(new)} now"
+    return None
 
 
 def _same_slot(reading: Reading, older_text: str, relations: tuple[str, ...]) -> str | None:
