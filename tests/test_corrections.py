@@ -121,6 +121,10 @@ PAIRS = {
     "names_old": ("The bike profile adds 25 seconds of waiting at every traffic light.",
                   "Traffic lights cost 15 seconds each in the bike profile; 25 overestimated the wait.",
                   "fact", "how long does the bike profile wait at a traffic light?"),
+    # what holds now names someone else on the same subject, no old value named
+    "now_person": ("Priya Raman owns the gateway and reviews every change under services/gateway.",
+                   "Daniel Okafor owns the gateway from now on, Priya moved to the payments squad. Ping him for "
+                   "gateway reviews.", "fact", "who owns the gateway?"),
     # a handover whose receiver is followed by "before ..." (a clause, not part of the name)
     "before": ("Sara Kim owns the search indexer and is the contact for reindex failures.",
                "Sara handed the search indexer over to Luca Bianchi before her long research sabbatical; Luca is now "
@@ -165,7 +169,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
-                                   "name_like", "bound", "elided_unit", "spelled", "names_old")}
+                                   "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)

@@ -540,6 +540,12 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
     if neighbour and slot >= 2 and (back := _refers_back(reading, older_text)):
         return back
+    if neighbour and reading.marked and not reading.old:
+        # "Daniel owns the gateway from now on" after "Priya owns the gateway": what holds now names
+        # someone else on the same subject; slot words counted without the people
+        theirs, mine = ({w for name in _people(t) for w in name.split()} for t in (older_text, reading.text))
+        if theirs and mine - theirs and len(reading.slot & terms - theirs - mine) >= 2:
+            return f"now {' '.join(sorted(mine - theirs))}, was {' '.join(sorted(theirs))}"
     if reading.bare:  # a statement with no change word replaces only a value on the very same slot, itself evidence
         return _same_slot(reading, older_text, (SAME,)) if shared + 1 >= EVIDENCE else None
     # the older text already states every new value: it is the new state, or the same change told
