@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 _SPACE = re.compile(r"\s+")
 # Word tokens for BM25 queries: letters/digits runs, keeping inner dots, dashes and underscores
@@ -23,6 +24,7 @@ STOPWORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=1 << 16)  # a store's words recur: intake stems every candidate's words for each new memory
 def stem(word: str, shortest: int = 3) -> str:
     """Crude suffix folding, enough for "caching"/"cache"/"cached" to share a feature; the stem keeps at
     least ``shortest`` characters.

@@ -369,7 +369,9 @@ class _Chunk:
         self.found = dict(zip(rows, found))  # vector row -> its stored neighbours
         # rowid -> public id of every neighbour, for the see_also edges
         self.ids = ids_of(store, sorted({rowid for hits in found for rowid, _ in hits})) if not self.links_later else {}
-        self.stored: list[tuple[int, int, str]] = []  # (vector row, rowid, scope) of drafts stored in this chunk
+        self.stored: dict[str, dict[int, int]] = {}  # scope -> {vector row: rowid} of drafts stored in this chunk
+        # which pairs of the chunk's vectors may reach the floor (float32 products), made when first needed
+        self.close: "np.ndarray | None" = None
         self.new_vectors: list[tuple[int, str, Any]] = []
         self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
@@ -377,7 +379,7 @@ class _Chunk:
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
         """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier
         drafts; None without a vector, [] when it was not searched (bulk: not checked for near duplicates)."""
-        from mem.stages.neighbours import cosines, ranked
+        from mem.stages.neighbours import SLACK, cosines, ranked
 
         row = self.row.get(id(draft))
         if row is None:
@@ -385,11 +387,19 @@ class _Chunk:
         if row not in self.found:
             return []
         found = self.found[row]
-        if self.stored:
-            same = [(r, rowid) for r, rowid, scope in self.stored if scope == draft.memory.scope]
-            if same:
-                earlier = ranked([rowid for _, rowid in same],
-                                 cosines(self.vectors[[r for r, _ in same]], self.vectors[row]), NEIGHBOURS, self.floor)
+        same = self.stored.get(draft.memory.scope)
+        if same:
+            # The chunk's float32 products pick the earlier drafts that can reach the floor; only those
+            # get the exact cosine (``cosines``), so the result is what scoring every one exactly gives.
+            import numpy as np
+
+            if self.close is None:
+                norms = np.linalg.norm(self.vectors, axis=1)
+                self.close = self.vectors @ self.vectors.T >= self.floor - SLACK * np.maximum(1.0, np.outer(norms, norms))
+            rows = [r for r in np.flatnonzero(self.close[row]).tolist() if r in same]
+            if rows:
+                earlier = ranked([same[r] for r in rows], cosines(self.vectors[rows], self.vectors[row]),
+                                 NEIGHBOURS, self.floor)
                 found = sorted(found + earlier, key=lambda hit: (-hit[1], hit[0]))
         return found[:NEIGHBOURS]
 
@@ -401,7 +411,7 @@ class _Chunk:
         self.ids[rowid] = memory.id
         row = self.row.get(id(draft))
         if row is not None:
-            self.stored.append((row, rowid, memory.scope))
+            self.stored.setdefault(memory.scope, {})[row] = rowid
             self.new_vectors.append((rowid, memory.scope, draft.vector))
             self.new_tokens.append(draft.tokens)
 

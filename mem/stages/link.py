@@ -289,13 +289,20 @@ def _stem_index(text: str) -> tuple[frozenset[str], frozenset[str]]:
     return stems, frozenset(s[:k] for s in stems for k in range(STEM_PREFIX, len(s) + 1))
 
 
-def _held(wanted: set[str], text: str) -> int:
+def _probes(wanted: set[str]) -> list[tuple[str, frozenset[str] | None]]:
+    """Each wanted stem with its own shorter prefixes of ``STEM_PREFIX``+ letters (None when it is
+    shorter than that: it only matches equal), built once per phrase rather than once per candidate."""
+    return [(w, frozenset(w[:k] for k in range(STEM_PREFIX, len(w))) if len(w) >= STEM_PREFIX else None)
+            for w in wanted]
+
+
+def _held(wanted: set[str], text: str, probes: list[tuple[str, frozenset[str] | None]] | None = None) -> int:
     """How many of ``wanted`` appear among the stems of ``text`` (equal, or one a prefix of the other,
     4+ letters): ``w`` starts a stem when it is among their prefixes, a stem starts ``w`` when one of
-    ``w``'s own prefixes is a stem."""
+    ``w``'s own prefixes is a stem. ``probes``: ``_probes(wanted)``, when the caller has it."""
     stems, prefixes = _stem_index(text)
-    return sum(1 for w in wanted if w in stems or len(w) >= STEM_PREFIX and (
-        w in prefixes or any(w[:k] in stems for k in range(STEM_PREFIX, len(w)))))
+    return sum(1 for w, own in (probes or _probes(wanted))
+               if w in stems or own is not None and (w in prefixes or not stems.isdisjoint(own)))
 
 
 def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Candidate]":
@@ -304,9 +311,10 @@ def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Cand
     if not wanted:
         return []
     need = (len(wanted) + 2) // 3
+    probes = _probes(wanted)
     out = []
     for shared, other, other_id, text in pool:
-        hits = _held(wanted, text)
+        hits = _held(wanted, text, probes)
         if hits >= need:
             reading = causal_reading(text)
             out.append(_Candidate(hits, shared + FOCUS_WEIGHT * hits, other, other_id, shared,

@@ -169,6 +169,11 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
+    out_of_order = sql.stored_later(ctx.store, rowid, memory.scope, memory.created_at)
+    if incoming is None and not out_of_order and not sql.stored_after(ctx.store, rowid):
+        # every candidate is older than this memory, which reads as no correction: there is nothing to
+        # decide (the common case of live intake, whose memory is the newest: no candidates looked up)
+        return superseded
     # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
     # not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the memories stored
     # before it (so bulk intake's finishing pass, with later memories stored already, decides as eager
@@ -176,7 +181,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     # older than some of them (an import of old data: its correction may be stored already), by its
     # own words, so supersession holds in both orders
     lookups = [corrections.lookup_terms(incoming)] if incoming is not None else []
-    if sql.stored_later(ctx.store, rowid, memory.scope, memory.created_at):
+    if out_of_order:
         lookups.append(content_terms(memory.text)[:LOOKUP_TERMS])
     for terms in lookups:
         if terms:

@@ -308,6 +308,11 @@ def stored_later(store: "Store", rowid: int, scope: str, created_at: str) -> boo
         (scope, created_at, rowid)).fetchone()[0])
 
 
+def stored_after(store: "Store", rowid: int) -> bool:
+    """Whether any memory has a rowid above ``rowid`` (none for the memory live intake just stored)."""
+    return store.conn.execute("SELECT EXISTS(SELECT 1 FROM memories WHERE rowid > ?)", (rowid,)).fetchone()[0] != 0
+
+
 def unasserted(store: "Store", *, scope: str | None, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:
     """Memories whose assertions are not indexed yet, in rowid order after ``after_rowid`` (a cursor, so
     a caller that cannot index one still moves past it)."""
