@@ -1,0 +1,108 @@
+"""Where intake's CPU goes, per thread and per stage, and the bound it puts on intake / embedder alone.
+
+    python bench/intake_cpu.py                  # eager (mem add -), 3,000 synthetic texts, minilm
+    python bench/intake_cpu.py --bulk --plain   # bulk, without the per-stage timers
+
+The same run as ``bench/scale.py --intake-ratio``'s in-process ``mem add -`` (the model loaded before
+the clock, the drafts validated inside it). Each stage is timed with ``time.thread_time``, so a
+stage's figure is the CPU of the thread that ran it, not the wall time it waited; the model's CPU is
+the process's minus what the Python threads spent outside ``MiniLM._run`` (onnxruntime's own pool
+thread is in it). With the model on both cores all the time, intake can reach at most
+model / (model + the rest) of the embedder-alone rate: the printed bound. Timers cost a little: the
+totals of a ``--plain`` run are the ones to compare between trees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import benchlib  # noqa: E402,F401  (puts the repo on sys.path, BLAS single-threaded)
+from synth import memory_texts  # noqa: E402
+
+SPENT: dict[tuple[str, str], float] = defaultdict(float)  # (thread, stage) -> CPU seconds
+
+
+def timed(owner: Any, name: str, label: str | None = None) -> None:
+    """Replace ``owner.name`` by a wrapper adding its calling thread's CPU to ``SPENT``."""
+    inner = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            SPENT[(threading.current_thread().name, label or name)] += time.thread_time() - start
+
+    setattr(owner, name, wrapper)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=3000)
+    parser.add_argument("--bulk", action="store_true", help="bulk intake (until searchable) instead of eager")
+    parser.add_argument("--plain", action="store_true", help="only the threads' totals (no per-stage timers)")
+    parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: one per core)")
+    args = parser.parse_args()
+
+    import mem.score.tokens as tokens
+    import mem.store.lifecycle as lifecycle_sql
+    from mem.config import resolve_settings
+    from mem.embed.minilm import MiniLM
+    from mem.stages import add, link, supersede
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    texts = list(memory_texts(args.n))
+    embedder = MiniLM(threads=args.threads)
+    embedder.embed(texts[:8])
+    timed(MiniLM, "_run", "the model (MiniLM._run)")  # once per chunk: cheap enough for --plain
+    timed(add, "_prepare", "preparing (all of it)")
+    if not args.plain:
+        for owner, name in ((add, "_enrich"), (tokens, "compact"), (link, "entities_of"), (supersede, "assertions_of"),
+                            (add._Chunk, "finish"), (add._Chunk, "neighbours"), (add, "_Chunk"), (add, "_store_one"),
+                            (add, "nearest_live"), (Store, "insert_memory"), (link, "after_insert"),
+                            (link, "link_entities"), (link, "link_semantic"), (link, "link_temporal"),
+                            (link, "link_causal"), (supersede, "check"), (supersede, "_corrections"),
+                            (lifecycle_sql, "conflict_candidates"), (lifecycle_sql, "correction_candidates")):
+            timed(owner, name)
+    options = add.AddOptions(bulk=args.bulk)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = resolve_settings(db=Path(tmp) / "mem.db", embedder="minilm", scope="bench")
+        with Store.open(settings.db_path) as store:
+            ctx = Context(store=store, settings=settings)
+            store.bind_embedder("minilm", embedder.id, lambda: embedder.dim)
+            ctx.use_embedder(embedder)
+            main_start, process_start, wall_start = time.thread_time(), time.process_time(), time.perf_counter()
+            drafts = [add.validate({"text": t}, i + 1, ctx, options) for i, t in enumerate(texts)]
+            validation = time.thread_time() - main_start
+            outcomes = list(add.store_drafts(ctx, drafts, options))
+            wall = time.perf_counter() - wall_start
+            process, main_thread = time.process_time() - process_start, time.thread_time() - main_start
+    if any(o.status not in ("added", "duplicate", "superseded") for o in outcomes):
+        raise SystemExit("intake refused a synthetic text")
+    n = args.n
+    run = sum(v for (_, label), v in SPENT.items() if label.startswith("the model"))
+    prepared = sum(v for (_, label), v in SPENT.items() if label == "preparing (all of it)")
+    model = process - main_thread - prepared + run
+    rest = process - model
+    print(f"{'bulk' if args.bulk else 'eager'} n={n}: {n / wall:,.0f} memories/s, load {os.getloadavg()[0]:.1f}; "
+          f"CPU a memory: process {process / n * 1e6:,.0f} us, the model {model / n * 1e6:,.0f} us, everything else "
+          f"{rest / n * 1e6:,.0f} us (the writing thread {main_thread / n * 1e6:,.0f}, validation "
+          f"{validation / n * 1e6:,.0f} of it; the preparing thread beside the model {(prepared - run) / n * 1e6:,.0f}); "
+          f"bound on intake / embedder alone {model / (model + rest):.2f}")
+    for (thread, label), value in sorted(SPENT.items(), key=lambda kv: (kv[0][0], -kv[1])):
+        print(f"  {thread:12} {label:28} {value / n * 1e6:7,.0f} us a memory")
+
+
+if __name__ == "__main__":
+    main()
