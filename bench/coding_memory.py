@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Seven datasets, different projects and teams (``--set a|b|c|d|e|f|g|both|all``, default ``a``; ``both`` is a
+Eight datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -41,7 +41,19 @@ and b; ``--data``/``--queries`` name any other pair):
 * ``g``: Cobalt, a grocery company's internal data and ML platform (Feast feature store, Spark, Flink,
   Airflow then Dagster, Snowflake, KServe): ``bench/coding_memory_g.jsonl``, 120 memories over 16
   sessions, 107 queries, 31 about superseded facts, written with ``f`` and kept as the held-out check
-  (only its totals are read while tuning on ``f``).
+  (only its totals are read while tuning on ``f``);
+* ``h``: Skyreach, the online services of a co-op shooter (Go services, Open Match, Agones fleets on GKE,
+  CockroachDB, Redis, Pub/Sub, ClickHouse): ``bench/coding_memory_h.jsonl``, 143 memories over 14 sessions
+  (eleven weeks), 128 queries, 45 about superseded facts (34 labeled corrections), written and committed
+  before any tuning against it; held out. Corrections in chat and ticket style: with and without the old
+  value, with and without units, numbers in words, 10% vs 0.25, handovers told by the new owner, the old
+  owner or a third party (and two hand-backs), vendor switches, renames of a service, an env var, a branch
+  and a channel, removals ("dropped", "is gone", "no longer", "was removed"), a setting changed inside other
+  news, corrections of corrections (5 -> 7 -> 6 nodes, 20 -> 35 -> 25 servers), three old wiki notes
+  imported after their corrections, corrections weeks later and ones sharing few words with the original;
+  and 18 look-alikes that must not supersede (a plan, "considered X but stayed on Y", staging or dev
+  values, another service's deadline or another worker's concurrency, "X also reviews", a secondary
+  on-call, "in 2026 we ran X").
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -88,8 +100,9 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "d": (ROOT / "bench" / "coding_memory_d.jsonl", ROOT / "bench" / "coding_memory_d_queries.jsonl"),
         "e": (ROOT / "bench" / "coding_memory_e.jsonl", ROOT / "bench" / "coding_memory_e_queries.jsonl"),
         "f": (ROOT / "bench" / "coding_memory_f.jsonl", ROOT / "bench" / "coding_memory_f_queries.jsonl"),
-        "g": (ROOT / "bench" / "coding_memory_g.jsonl", ROOT / "bench" / "coding_memory_g_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g")}
+        "g": (ROOT / "bench" / "coding_memory_g.jsonl", ROOT / "bench" / "coding_memory_g_queries.jsonl"),
+        "h": (ROOT / "bench" / "coding_memory_h.jsonl", ROOT / "bench" / "coding_memory_h_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -103,6 +116,7 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
     ["query 1: gold key 'm2' is not in the dataset"]
     """
     from mem.enrich.dates import parse_datetime
+    from mem.vocab import KINDS
 
     problems: list[str] = []
     created: dict[str, Any] = {}
@@ -112,6 +126,8 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
         if not key or key in created:
             problems.append(f"memory line {i}: missing or repeated key {key!r}")
             continue
+        if m.get("kind", "fact") not in KINDS:  # intake would reject the whole session's batch
+            problems.append(f"{key}: unknown kind {m['kind']!r}")
         created[key] = parse_datetime(m["created_at"])
         stored[key] = parse_datetime(arrival(m))
         if stored[key] < created[key]:
@@ -408,7 +424,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
                         help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate), e (Saltmarsh), "
-                             "f (Fernhill) and g (Cobalt, held out), both (a and b) or all (ignored with --data)")
+                             "f (Fernhill), g (Cobalt, held out), h (Skyreach, held out), both (a and b) "
+                             "or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")

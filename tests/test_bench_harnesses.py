@@ -58,7 +58,8 @@ def _in_unit(value: float) -> bool:
 @pytest.mark.parametrize(("which", "min_memories", "min_queries", "min_superseded"), [("a", 170, 70, 10),
                                                                                      ("b", 120, 80, 15),
                                                                                      ("c", 50, 30, 15),
-                                                                                     ("d", 60, 40, 15)])
+                                                                                     ("d", 60, 40, 15),
+                                                                                     ("h", 130, 90, 20)])
 def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
                                               min_superseded: int) -> None:
     data, query_path = coding.SETS[which]
