@@ -363,3 +363,22 @@ def test_docstring_examples() -> None:
     import mem.enrich.dates as module
 
     assert doctest.testmod(module).failed == 0
+
+
+# --- a day of the month with no month ------------------------------------------------------
+
+
+@pytest.mark.parametrize(("text", "start"), [
+    ("I met my teammates on the 5th", d(2023, 5, 5)),       # this month's, already past
+    ("I met my teammates on the 15th", d(2023, 4, 15)),     # this month's is ahead: last month's
+    ("I'll call them on the 15th", d(2023, 5, 15)),         # plans look forward
+    ("we will ship on the 2nd", d(2023, 6, 2)),
+    ("we met on the 8th", d(2023, 5, 8)),                   # the anchor's own day
+])
+def test_a_day_of_the_month_without_a_month(text: str, start: datetime) -> None:
+    assert span(text) == (start, start + timedelta(days=1))
+
+
+def test_a_day_of_the_month_with_its_month_is_the_full_date() -> None:
+    assert span("on the 15th of April") == (d(2023, 4, 15), d(2023, 4, 16))
+    assert resolve_dates("on the 31st", datetime(2023, 3, 1, tzinfo=UTC)) == []  # February has none

@@ -182,6 +182,7 @@ _ALTS: list[tuple[str, str, str]] = [
     ("named", r"\b(?:(?:earlier|later)\s+)?(?P<nd>the\s+other\s+day|yesterday|today|tonight|tomorrow"
      r"|last\s+night|this\s+(?:morning|afternoon|evening))(?![a-z])"
      r"(?:\s+(?P<nd_part>morning|afternoon|evening|night)(?![a-z]))?", "named the rel"),
+    ("dom", rf"\bon\s+the\s+(?P<dom_d>{_DAYNUM})(?:st|nd|rd|th)(?![\w])(?!\s+(?:of\s+)?{_MON})", "on"),
     ("ago", rf"\b(?P<ago_n>{_NUM})\s+(?P<ago_u>{_UNIT})\s+(?:ago|back)(?![a-z])", "num digit"),
     ("inn", rf"\bin\s+(?P<in_n>{_NUM})\s+(?P<in_u>{_UNIT})|\b(?P<fn_n>{_NUM})\s+(?P<fn_u>{_UNIT})"
      r"\s+from\s+now(?![a-z])", "in num digit"),
@@ -208,7 +209,7 @@ _STARTERS: dict[str, str] = {
     "few": "num", "several": "num", "couple": "num", "the": "the", "day": "day", "in": "in",
     "q": "q", "yesterday": "named", "today": "named", "tonight": "named", "tomorrow": "named",
     "earlier": "named", "later": "named", "last": "rel", "this": "rel", "next": "rel",
-    "coming": "rel", "upcoming": "rel", "past": "rel", "previous": "rel", "early": "qual",
+    "coming": "rel", "upcoming": "rel", "on": "on", "past": "rel", "previous": "rel", "early": "qual",
     "mid": "qual", "late": "qual", "end": "qual", "beginning": "qual", "start": "qual",
 }
 
@@ -223,6 +224,7 @@ _FOLLOW = {
     "the": _Lazy(rf"\s+(?:day|night|week|weekend|month|year|past|last|previous|following|next"
                  rf"|prior|other|end|beginning|start|early|mid|late|\d|'|{_WD}|{_SEASON})", re.I),
     "num": _Lazy(rf"\s+(?:couple|few|of\s|{_UNIT})", re.I),
+    "on": _Lazy(r"\s+the\s+\d", re.I),
 }
 
 
@@ -536,6 +538,20 @@ def _h_named(m: re.Match, c: _Ctx) -> _Span | None:
     return _part_of_day(d, part, tz) if part else _period("day", _at(d, tz))
 
 
+def _h_dom(m: re.Match, c: _Ctx) -> _Span | None:
+    """"on the 15th": that day of this month, or of the month before (the next, for plans) when
+    this month's is still ahead (behind)."""
+    day, today = int(m["dom_d"]), c.today
+    year, month = today.year, today.month
+    if c.future and day < today.day:
+        year, month = _month_add(year, month, 1)
+    elif not c.future and day > today.day:
+        year, month = _month_add(year, month, -1)
+    if day > calendar.monthrange(year, month)[1]:
+        return None
+    return _period("day", _at(date(year, month, day), c.anchor.tzinfo))
+
+
 def _h_ago(m: re.Match, c: _Ctx) -> _Span | None:
     return _offset_span(c.anchor, _unit(m["ago_u"]), _count(m["ago_n"]), -1)
 
@@ -628,7 +644,7 @@ def _h_wd(m: re.Match, c: _Ctx) -> _Span | None:
 
 _HANDLERS: dict[str, Callable[[re.Match, _Ctx], _Span | None]] = {
     "daybefore": _h_daybefore, "iso": _h_iso, "us": _h_us, "dmy": _h_dmy, "mdy": _h_mdy,
-    "my": _h_my, "qtr": _h_qtr, "sy": _h_sy, "named": _h_named, "ago": _h_ago, "inn": _h_inn,
+    "my": _h_my, "qtr": _h_qtr, "sy": _h_sy, "named": _h_named, "dom": _h_dom, "ago": _h_ago, "inn": _h_inn,
     "roll": _h_roll, "rel": _h_rel, "wkend": _h_wkend, "bmonth": _h_bmonth,
     "bseason": _h_bseason, "byear": _h_byear, "decade": _h_decade, "wd": _h_wd,
 }
