@@ -521,3 +521,55 @@ def test_a_thousands_separator_is_part_of_its_number() -> None:
     assert set(_settings("The daily payout limit for new merchants is now £2,500.", plain=True)) == {(2500.0, "#")}
     reading = read("The daily payout limit for new merchants is now £2,500.")
     assert corrects(reading, "The daily payout limit for new merchants is £1,000.", neighbour=True)
+
+
+# Two memories that answer one question with two values of one type, the newer saying nothing of a
+# change (no change word, no old value, a slot intake cannot match): search ranks the newer first and
+# says why. (older, newer, question, the change named in why)
+CURRENT = {
+    "person": ("Model serving: Femi Balogun owns model serving.",
+               "Femi is on parental leave until April, so Sofia Marquez takes model serving questions in the meantime.",
+               "who is on model serving", "femi balogun -> sofia marquez"),
+    "minutes": ("Access tokens: access tokens from the auth service expire after 15 minutes.",
+                "After the pen test last week the security team cut the lifetime of access tokens to ten minutes.",
+                "how long do access tokens live", "15 min -> 10 min"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CURRENT))
+def test_search_ranks_the_newer_of_two_values_for_what_both_answer_first(name: str) -> None:
+    older, newer, question, change = CURRENT[name]
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z").records[0]
+    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z").records[0]
+    assert "supersedes" not in second  # intake leaves both: search alone decides the order
+    hits = run_mem("search", question, "--now", "2026-05-03T00:00:00Z").records
+    order = [h["id"] for h in hits]
+    assert order.index(second["id"]) < order.index(first["id"])
+    why = hits[order.index(second["id"])]["why"]["current"]
+    assert why["over"] == first["id"] and change in why["reason"]
+
+
+# Look-alikes: the newer names another queue, another environment, or only plans the change; the
+# older answers the question and stays first.
+LOOK_ALIKES = {
+    "another_queue": ("The transcription queue runs with a concurrency of 4 jobs per node.",
+                      "The email queue runs with a concurrency of 10 jobs per node.",
+                      "what is the concurrency of the transcription queue"),
+    "another_environment": ("Staging: the staging API database pool is 25 connections per pod.",
+                            "Production runs the API with a database pool of 50 connections per pod.",
+                            "staging API database pool"),
+    "a_plan": ("Standup: standup is at 09:45 in the Thames room.",
+               "We might move standup to 10:00 when the contractors join.",
+               "what time is standup"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOK_ALIKES))
+def test_search_keeps_an_older_answer_first_when_the_newer_value_is_another_slots(name: str) -> None:
+    older, newer, question = LOOK_ALIKES[name]
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z").records[0]
+    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z").records[0]
+    hits = run_mem("search", question, "--now", "2026-05-03T00:00:00Z").records
+    order = [h["id"] for h in hits]
+    assert "supersedes" not in second and order.index(first["id"]) < order.index(second["id"])
+    assert not any("current" in h["why"] for h in hits)

@@ -491,7 +491,7 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     if all(heads) and not _akin(*heads) and not _named(heads[0], their_words) and not _named(heads[1], my_words):
         return OTHER
     missing = [w for w in slot if not _present(w, their_words)]
-    if bare and missing == [mine[0]] and mine[1:2] == ("",):
+    if bare and missing == list(mine[:1]) and mine[1:2] == ("",):
         return OTHER
     return SAME if not missing or (len(missing) == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
 
@@ -517,6 +517,14 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
                 continue
             out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _names(text: str) -> frozenset[str]:
+    """Whom ``text`` names (entity keys): people, and names of two words or more ("Anneke Visser")."""
+    from mem.enrich.entities import extract_entities
+
+    return frozenset(e.key for e in extract_entities(text) if e.type == "person" or e.type == "name" and " " in e.key)
 
 
 @lru_cache(maxsize=1024)
@@ -616,3 +624,48 @@ def _refers_back(reading: Reading, older_text: str) -> str | None:
 def _same_slot(reading: Reading, older_text: str, relations: tuple[str, ...]) -> str | None:
     rivals = [(old, new) for old, new, relation in _rivals(reading, older_text) if relation in relations]
     return f"same slot, {_show(rivals[0][0])} -> {_show(rivals[0][1])}" if rivals else None
+
+
+def other_value(newer_text: str, older_text: str, asked: str) -> str | None:
+    """A value the newer text states, in a sentence that names the question ``asked``, where the older
+    one states another of its type, on a slot that is not another one ("40 ms -> 30 ms"; for a question
+    asking who, "Anneke Visser -> Grace Liu"): search's evidence that, for a question both answer, the
+    newer says what holds now. No change word and no two shared slot words needed: the question both
+    match says what they are about."""
+    asked_words = _facts(asked)[2]
+    mine, theirs = (_answering(t, asked_words) for t in (newer_text, older_text))
+    my_words, their_words = _facts(newer_text)[2], _facts(older_text)[2]
+    reading = read(newer_text)
+    bare = reading is None or reading.bare
+    their_settings = _settings(theirs, plain=True)
+    for new, before in _settings(mine, plain=True).items():
+        if new in their_settings:
+            continue
+        for old, their_before in their_settings.items():
+            if _same_type(old, new, elided=True) and not _same_program(old, new) and old[0] != new[0] \
+                    and _relation(before, their_before, my_words, their_words, bare) != OTHER:
+                return f"{_show(old)} -> {_show(new)}"
+    if not {"who", "whom", "whose"} & set(words(asked)):
+        return None
+    people = [{p for p in _names(t) if not _content(p.split()) & asked_words} for t in (mine, theirs)]
+    named = {w for p in people[1] for w in p.split()}
+    arrived = sorted(p for p in people[0] if not set(p.split()) & named)
+    if arrived and people[1]:
+        return f"{' '.join(sorted(people[1]))} -> {' '.join(arrived)}"
+    return None
+
+
+def _answering(text: str, asked_words: frozenset[str]) -> str:
+    """The realised sentences of ``text`` that name one of ``asked_words`` (a plan names no value)."""
+    out, start, text = [], 0, _realised(text)
+    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
+        sentence, start = text[start:end], end
+        if any(_named(w, _facts(sentence)[2]) for w in asked_words):
+            out.append(sentence)
+    return " ".join(out)
+
+
+def words_named(asked: str, text: str) -> frozenset[str]:
+    """The content words of ``asked`` that ``text`` names (any form of their stem, or the parts of a compound)."""
+    text_words = _facts(text)[2]
+    return frozenset(w for w in _facts(asked)[2] if _named(w, text_words))

@@ -11,6 +11,11 @@ Intake records a ``contradicts`` edge (newer -> older) when a correction looks l
 older memory but not clearly enough to supersede it. Until someone resolves it, a query that finds
 both should answer with the newer: this moves the newer hit to just above the older one (scores stay
 in rank order; the hits between shift down by one) and says so in ``why["contradicts"]``.
+
+Where intake saw no change at all ("Sofia Marquez takes model serving questions in the meantime" after
+"Femi Balogun owns model serving": no change word, cosine .30), the question itself says what two hits
+are about: :func:`current_pairs` moves the newer of two that answer it with two values of one type the
+same way, noted in ``why["current"]``.
 """
 
 from __future__ import annotations
@@ -36,8 +41,9 @@ def inherit(fused: dict[int, float], successor: dict[int, int]) -> dict[int, flo
     return out
 
 
-def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]]) -> list[Hit]:
-    """``hits`` reordered so that each ``(newer id, older id)`` pair present in both ranks newer first.
+def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, ...]], *, key: str = "contradicts") -> list[Hit]:
+    """``hits`` reordered so that each ``(newer id, older id[, reason])`` pair present in both ranks newer
+    first, noted in ``why[key]``.
 
     >>> from mem.records import Memory
     >>> def hit(i, rank): return Hit(memory=Memory(id=i, text=i), rank=rank, score=1.0 / rank, why={})
@@ -50,16 +56,46 @@ def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]]) -> list[H
     order = [h.memory.id for h in hits]
     by_id = {h.memory.id: h for h in hits}
     notes: dict[str, dict[str, str]] = {}
-    for newer, older in pairs:
+    for newer, older, *told in pairs:
         if newer not in by_id or older not in by_id or newer == older:
             continue
         if order.index(newer) > order.index(older):
             order.remove(newer)
             order.insert(order.index(older), newer)
-        notes[newer] = {"over": older, "reason": "newer memory contradicts an older one; the older ranks below it"}
+        notes[newer] = {"over": older,
+                        "reason": told[0] if told else "newer memory contradicts an older one; the older ranks below it"}
     if not notes:
         return list(hits)
     scores = [h.score for h in hits]
     return [dataclasses.replace(by_id[i], rank=rank, score=scores[rank - 1],
-                                why={**by_id[i].why, **({"contradicts": notes[i]} if i in notes else {})})
+                                why={**by_id[i].why, **({key: notes[i]} if i in notes else {})})
             for rank, i in enumerate(order, start=1)]
+
+
+# Hits compared for current truth: the page a user reads (a correction ranked 11th helps nobody).
+CURRENT_WINDOW = 10
+
+
+def current_pairs(hits: Sequence[Hit], asked: str) -> list[tuple[str, str, str]]:
+    """``(newer id, older id, reason)`` for hits that answer the question ``asked`` with two values of one
+    type on one slot (``corrections.other_value``): the newer says what holds now. The question says
+    what both are about: the older names two or more of its words and the newer every one of those
+    ("the email queue: 10 jobs" does not answer what "the transcription queue: 4 jobs" answers about
+    the transcription queue). Conversation turns (episodes) say what was said, not what holds, and
+    are never compared."""
+    from mem.enrich.corrections import other_value, words_named
+
+    page = [h for h in hits[:CURRENT_WINDOW] if h.memory.kind not in ("episode",)]
+    out = []
+    for i, older in enumerate(page):
+        for newer in page[i + 1:]:
+            if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope:
+                continue
+            theirs, mine = words_named(asked, older.memory.text), words_named(asked, newer.memory.text)
+            if len(theirs) < 2 or not theirs <= mine:
+                continue
+            change = other_value(newer.memory.text, older.memory.text, asked)
+            if change:
+                out.append((newer.memory.id, older.memory.id,
+                            f"newer memory states another value for what both answer ({change}); the older ranks below it"))
+    return out
