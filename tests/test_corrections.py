@@ -125,6 +125,10 @@ PAIRS = {
     "now_person": ("Priya Raman owns the gateway and reviews every change under services/gateway.",
                    "Daniel Okafor owns the gateway from now on, Priya moved to the payments squad. Ping him for "
                    "gateway reviews.", "fact", "who owns the gateway?"),
+    # the same with full names the entity reader's first-name list does not know
+    "now_full_names": ("Anneke Visser owns the feature store and approves new feature views.",
+                       "Grace Liu approves new feature views from now on; Anneke owns the feature store until March.",
+                       "fact", "who approves new feature views?"),
     # a handover whose receiver is followed by "before ..." (a clause, not part of the name)
     "before": ("Sara Kim owns the search indexer and is the contact for reindex failures.",
                "Sara handed the search indexer over to Luca Bianchi before her long research sabbatical; Luca is now "
@@ -169,7 +173,8 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
     pairs = {k: PAIRS[k] for k in ("owner", "timeout", "search", "port", "handover", "no_longer", "renamed", "gone",
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
-                                   "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person")}
+                                   "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
+                                   "now_full_names")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)

@@ -521,18 +521,11 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
 
 @lru_cache(maxsize=1024)
 def _names(text: str) -> frozenset[str]:
-    """Whom ``text`` names (entity keys): people, and names of two words or more ("Anneke Visser")."""
+    """The people ``text`` names (entity keys): those the entity reader knows as people, and names of two
+    words or more ("Anneke Visser", "Jonas Berg": most full names are not in its list of first names)."""
     from mem.enrich.entities import extract_entities
 
     return frozenset(e.key for e in extract_entities(text) if e.type == "person" or e.type == "name" and " " in e.key)
-
-
-@lru_cache(maxsize=1024)
-def _people(text: str) -> frozenset[str]:
-    """The people ``text`` names (entity keys)."""
-    from mem.enrich.entities import extract_entities
-
-    return frozenset(e.key for e in extract_entities(text) if e.type == "person")
 
 
 def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> str | None:
@@ -551,7 +544,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     if neighbour and reading.marked and not reading.old:
         # "Daniel owns the gateway from now on" after "Priya owns the gateway": what holds now names
         # someone else on the same subject; slot words counted without the people
-        theirs, mine = ({w for name in _people(t) for w in name.split()} for t in (older_text, reading.text))
+        theirs, mine = ({w for name in _names(t) for w in name.split()} for t in (older_text, reading.text))
         if theirs and mine - theirs and len(reading.slot & terms - theirs - mine) >= 2:
             return f"now {' '.join(sorted(mine - theirs))}, was {' '.join(sorted(theirs))}"
     if reading.bare:  # a statement with no change word replaces only a value on the very same slot, itself evidence
@@ -585,7 +578,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # of "Reminder from Priya in review: amounts are integer cents"), and so do numbers ("3 times, not
     # 5" corrects no "5 hours of uploads"); a tool or an identifier names the thing itself
     if stated and shared + named >= EVIDENCE and (slot >= 2 or named >= 2 or reading.kind == "correction" and any(
-            v.terms and v.text not in _people(reading.text) for v in stated)):
+            v.terms and v.text not in _names(reading.text) for v in stated)):
         return "old value " + ", ".join(v.text for v in stated)
     # another value on the very same slot is itself evidence; on a slot the correction qualifies further,
     # the words must say enough
