@@ -464,7 +464,8 @@ def _akin(a: str, b: str) -> bool:
 
 
 def _named(word: str, text_words: frozenset[str]) -> bool:
-    return _present(word, text_words) or any(_akin(word, w) for w in text_words)
+    # two words akin share four letters first: only those are compared (search asks this of every hit)
+    return _present(word, text_words) or any(_akin(word, w) for w in text_words if w[:4] == word[:4])
 
 
 def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],

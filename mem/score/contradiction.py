@@ -86,13 +86,15 @@ def current_pairs(hits: Sequence[Hit], asked: str) -> list[tuple[str, str, str]]
     from mem.enrich.corrections import other_value, words_named
 
     page = [h for h in hits[:CURRENT_WINDOW] if h.memory.kind not in ("episode",)]
+    named = {h.memory.id: words_named(asked, h.memory.text) for h in page}
     out = []
     for i, older in enumerate(page):
+        theirs = named[older.memory.id]
+        if len(theirs) < 2:
+            continue
         for newer in page[i + 1:]:
-            if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope:
-                continue
-            theirs, mine = words_named(asked, older.memory.text), words_named(asked, newer.memory.text)
-            if len(theirs) < 2 or not theirs <= mine:
+            if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope \
+                    or not theirs <= named[newer.memory.id]:
                 continue
             change = other_value(newer.memory.text, older.memory.text, asked)
             if change:
