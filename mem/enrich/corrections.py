@@ -353,7 +353,6 @@ def _show(setting: Setting) -> str:
 _PARTS = re.compile(r"[-./_]+")
 
 
-@lru_cache(maxsize=4096)
 @lru_cache(maxsize=4096)  # read of each older text by corrects, related and _rivals alike
 def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]:
     """Content words, numbers, and content words with the parts of compound ones ("per-organization",
