@@ -48,6 +48,17 @@ PAIRS = {
                 "Actually the default geofence radius is 100 m around each depot, not 50 m.",
                 "correction", "what is the default geofence radius?"),
     # no change word at all: another number of the same unit on the same slot
+    # a channel and a bucket are values of their own type, as a number of a unit is
+    "channel": ("The platform help channel is #cobalt-help.",
+                "After the Slack cleanup last Tuesday #cobalt-help is archived; ask for help with the platform in "
+                "#data-platform-support instead.", "fact", "where do I ask for help with the platform?"),
+    "bucket": ("The S3 path for the nightly exports is s3://acme-lake/exports.",
+               "The lake bucket was renamed after the storage cleanup last Tuesday; the nightly exports are under "
+               "s3://acme-lakehouse/exports now.", "fact", "which S3 path holds the nightly exports?"),
+    # a duration in another unit is another value of the same quantity
+    "months": ("Raw events are kept in the lake for 400 days; a lifecycle rule deletes anything older.",
+               "Raw events are kept in the lake for 13 months now, legal asked for less.",
+               "fact", "how long are raw events kept in the lake?"),
     "settled": ("The Redis connection pool timeout is 5 seconds.",
                 "Redis connection pool timeout ended up at 8 seconds after the soak test.",
                 "fact", "what is the redis connection pool timeout?"),
@@ -162,7 +173,8 @@ def test_each_correction_supersedes_what_it_corrects_and_search_answers_with_it(
     exported = {r["id"]: r for r in run_mem("export").records}
     for key, (old, new) in ids.items():
         assert exported[old["id"]]["superseded_by"] == new["id"], key
-    for key in ("owner", "timeout", "search", "port", "handover", "shortened", "settled", "howto", "address"):
+    for key in ("owner", "timeout", "search", "port", "handover", "shortened", "settled", "howto", "address", "channel",
+                "bucket", "months"):
         question = PAIRS[key][3]
         hits = run_mem("search", question, "--scope", key, "--now", "2026-05-03T00:00:00Z").records
         assert hits and hits[0]["id"] == ids[key][1]["id"], (key, hits)
@@ -249,6 +261,11 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a hyphenated unit on another slot: the nightly export is not the session window
         "hyphen_other": ("Idle dashboard sessions expire after a 30-minute window.",
                          "The nightly invoice export now takes 60 minutes.", "fact", ""),
+        # a channel or a bucket for another purpose or another environment
+        "other_channel": ("Payment alerts for the on-call engineer go to the #payments-alerts channel.",
+                          "Deploy notices for the release manager go to the #deploys channel now.", "fact", ""),
+        "other_bucket": ("Staging uploads are stored under s3://acme-staging/uploads.",
+                         "Prod uploads are stored under s3://acme-prod/uploads now.", "fact", ""),
         # the same unit on another slot, with no change word
         "other_slot": ("The API request timeout is 30 seconds.", "The API worker timeout is 60 seconds.", "fact", ""),
         # ... and with a change word: still another slot
@@ -566,6 +583,12 @@ LOOK_ALIKES = {
     "a_plan": ("Standup: standup is at 09:45 in the Thames room.",
                "We might move standup to 10:00 when the contractors join.",
                "what time is standup"),
+    "another_channel": ("Payment alerts for the on-call engineer go to the #payments-alerts channel.",
+                        "Deploy notices for the release manager go to the #deploys channel.",
+                        "which channel do payment alerts go to"),
+    "another_bucket": ("Staging uploads are stored under s3://acme-staging/uploads.",
+                       "Prod uploads are stored under s3://acme-prod/uploads.",
+                       "where are staging uploads stored"),
 }
 
 

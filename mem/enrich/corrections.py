@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST,
-                               NUMBER_WORDS, QUANTITY_HEADS, TOOLS, UNITS, UNREALISED)
+                               NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF, TOOLS, UNITS, UNREALISED)
 from mem.text import stem as _stem
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
@@ -218,11 +218,18 @@ QUANTITY_WINDOW = 4  # content words of its sentence before a value that name wh
 # ``("1.9", "v kotlin")`` (several versions are often all true: "3.12 is supported as well") and
 # ``(number, "#")`` for a number with no unit ("line length is now 120").
 Setting = tuple["float | str", str]
-COMMAND, URL, PLAIN, CLOCK, DAY = "`", "url", "#", "clock", "day"
+COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL = "`", "url", "#", "clock", "day", "channel"
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
-_TYPED = re.compile(r"`(?P<code>[^`\n]{1,80})`|(?P<url>https?://[^\s<>()`'\"]+[\w/])"
-                    r"|(?<![\w:.])(?P<clock>(?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])"
-                    rf"|\b(?P<day>(?i:{_WEEKDAY}(?:s?\s*(?:-|to|through)\s*{_WEEKDAY})?))s?\b")
+# What a value of each type looks like (matched on lowercased text), and how one is written down.
+_VALUE_SHAPES = {
+    COMMAND: (r"`([^`\n]{1,80})`", lambda v: " ".join(v.split())),
+    # an address of any scheme: a web page, a bucket ("s3://verdant-lake/features"), a database
+    URL: (r"\b([a-z][a-z0-9+.-]*://[^\s<>()`'\"]+[\w/])", lambda v: v.rstrip("/")),
+    CHANNEL: (r"(?<![\w&#/])(#[a-z][\w-]*[a-z0-9])", str),  # a chat channel: "#cobalt-help"
+    CLOCK: (r"(?<![\w:.])((?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])", lambda v: f"{int(v.split(':')[0]):02d}:{v.split(':')[1]}"),
+    DAY: (rf"\b((?i:{_WEEKDAY}(?:s?\s*(?:-|to|through)\s*{_WEEKDAY})?))s?\b", lambda v: "-".join(re.findall(_WEEKDAY, v))),
+}
+_TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
 # The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
 # or is capitalised inside a sentence ("on Spring Boot 3.2").
 _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
@@ -257,15 +264,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
         out.setdefault(key, _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))))
 
     for match in _TYPED.finditer(lowered):
-        if match["code"]:
-            put((" ".join(match["code"].split()), COMMAND), match.start())
-        elif match["url"]:
-            put((match["url"].rstrip("/"), URL), match.start())
-        elif match["day"]:
-            put(("-".join(re.findall(_WEEKDAY, match["day"])), DAY), match.start())
-        else:
-            hour, minute = match["clock"].split(":")
-            put((f"{int(hour):02d}:{minute}", CLOCK), match.start())
+        kind = COMMAND if match.lastgroup == "code" else match.lastgroup
+        put((_VALUE_SHAPES[kind][1](match[match.lastindex + 1]), kind), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
@@ -332,11 +332,25 @@ def _same_program(a: Setting, b: Setting) -> bool:
 
 
 def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
-    """Settings of one type; with ``elided`` (a change), a number with no unit is also one of any unit,
-    the unit left out as people do once it is known ("the core banking timeout got bumped to 12" after
-    "... is 8 seconds", "sampling is 0.05 now" after "keeps 20%")."""
+    """Settings of one type: one kind, or numbers of one quantity ("400 days" and "13 months" are both
+    durations); with ``elided`` (a change), a number with no unit is also one of any unit, the unit
+    left out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
+    seconds", "sampling is 0.05 now" after "keeps 20%")."""
     numbers = isinstance(a[0], float) and isinstance(b[0], float)
-    return a[1] == b[1] or elided and numbers and PLAIN in (a[1], b[1])
+    return _quantity(a)[0] == _quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
+
+
+def _quantity(setting: Setting) -> Setting:
+    """``(quantity, value in its smallest unit)`` for a number of a known unit ("1 min" is ``("duration",
+    60.0)``, as "60 s" is), else ``(kind, value)``: what makes two settings one type, and one value."""
+    value, kind = setting
+    quantity, size = QUANTITY_OF.get(kind, (kind, 1.0))
+    return (quantity, round(value * size, 6) if isinstance(value, float) else value)
+
+
+def _stated(setting: Setting, settings: "dict[Setting, tuple[str, ...]]") -> bool:
+    """Whether ``settings`` hold ``setting``'s value ("60 s" is stated by "1 minute")."""
+    return _quantity(setting) in {_quantity(s) for s in settings}
 
 
 def _show(setting: Setting) -> str:
@@ -345,8 +359,8 @@ def _show(setting: Setting) -> str:
         return f"`{value}`"
     if kind.startswith("v "):  # a version of a named tool
         return f"{kind[2:]} {value}"
-    if kind in (URL, CLOCK, DAY):
-        return str(value)
+    if isinstance(value, str):  # an address, a channel, a time, a day
+        return value
     return f"{value:g}" if kind == PLAIN else f"{value:g} {kind}"
 
 
@@ -508,7 +522,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     for mine, before in reading.settings.items():
         slot = _slot(before)
         need = 2 if mine[1] == PLAIN or reading.bare else min(2, len(slot))
-        if mine in theirs or not need:
+        if _stated(mine, theirs) or not need:
             continue
         for other, their_before in theirs.items():
             their_slot = frozenset(_slot(their_before))
@@ -632,10 +646,10 @@ def other_value(newer_text: str, older_text: str, asked: str) -> str | None:
     bare = reading is None or reading.bare
     their_settings = _settings(theirs, plain=True)
     for new, before in _settings(mine, plain=True).items():
-        if new in their_settings:
+        if _stated(new, their_settings):
             continue
         for old, their_before in their_settings.items():
-            if _same_type(old, new, elided=True) and not _same_program(old, new) and old[0] != new[0] \
+            if _same_type(old, new, elided=True) and not _same_program(old, new) and _quantity(old)[1] != _quantity(new)[1] \
                     and _relation(before, their_before, my_words, their_words, bare) != OTHER:
                 return f"{_show(old)} -> {_show(new)}"
     if not {"who", "whom", "whose"} & set(words(asked)):

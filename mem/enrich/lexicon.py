@@ -343,8 +343,9 @@ NUMBER_WORDS = table("""
 90: ninety
 """)
 
-# Words that name what kind of quantity a setting is, not which one: "the pool size" is "the pool".
-QUANTITY_HEADS = words("size maximum max minimum min value setting number count default total amount")
+# Words that name what kind of value a setting is, not which one: "the pool size" is "the pool", "the
+# help channel is #x" is "the help" (as stems).
+QUANTITY_HEADS = words("size maximum max minimum min value setting number count default total amount channel bucket path")
 
 # Irregular past forms that name the same slot as their verb ("a slot is held" / "slot holds").
 IRREGULAR_PAST = table("""
@@ -378,6 +379,8 @@ min: min, mins, minute, minutes
 h: h, hr, hrs, hour, hours
 d: d, day, days
 wk: week, weeks
+mo: month, months
+y: year, years
 kb: kb
 mb: mb
 gb: gb
@@ -386,3 +389,9 @@ tb: tb
 m: m
 km: km
 """)
+# Units of one quantity -> (the quantity, its size in the smallest unit): "400 days" and "13 months" are
+# two durations, "60 s" and "1 min" one.
+QUANTITY_OF = {unit: (quantity, float(size)) for quantity, line in (
+    ("duration", "ms 0.001 s 1 min 60 h 3600 d 86400 wk 604800 mo 2629800 y 31557600"),
+    ("size", "kb 1 mb 1e3 gb 1e6 tb 1e9"), ("length", "m 1 km 1e3"))
+    for unit, size in zip(line.split()[::2], line.split()[1::2])}
