@@ -55,6 +55,10 @@ PAIRS = {
     "bucket": ("The S3 path for the nightly exports is s3://acme-lake/exports.",
                "The lake bucket was renamed after the storage cleanup last Tuesday; the nightly exports are under "
                "s3://acme-lakehouse/exports now.", "fact", "which S3 path holds the nightly exports?"),
+    # a version named with no tool after a change is another version of the tool the older names
+    "version_plain": ("The stream jobs run Flink 1.18 with the Python Table API.",
+                      "We moved the stream jobs to 1.19 this week; the Python Table API code needed no changes.",
+                      "fact", "which Flink version do the stream jobs run?"),
     # a duration in another unit is another value of the same quantity
     "months": ("Raw events are kept in the lake for 400 days; a lifecycle rule deletes anything older.",
                "Raw events are kept in the lake for 13 months now, legal asked for less.",

@@ -336,7 +336,7 @@ def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
     durations); with ``elided`` (a change), a number with no unit is also one of any unit, the unit
     left out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
     seconds", "sampling is 0.05 now" after "keeps 20%")."""
-    numbers = isinstance(a[0], float) and isinstance(b[0], float)
+    numbers = all(_number(v) is not None for v in (a[0], b[0]))  # a version is a number too: "to 1.19" after "Flink 1.18"
     return _quantity(a)[0] == _quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
 
 
@@ -345,7 +345,8 @@ def _quantity(setting: Setting) -> Setting:
     60.0)``, as "60 s" is), else ``(kind, value)``: what makes two settings one type, and one value."""
     value, kind = setting
     quantity, size = QUANTITY_OF.get(kind, (kind, 1.0))
-    return (quantity, round(value * size, 6) if isinstance(value, float) else value)
+    number = _number(value)
+    return (quantity, value if number is None else round(number * size, 6))
 
 
 def _stated(setting: Setting, settings: "dict[Setting, tuple[str, ...]]") -> bool:
@@ -527,6 +528,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
         for other, their_before in theirs.items():
             their_slot = frozenset(_slot(their_before))
             if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
+                    or _quantity(other)[1] == _quantity(mine)[1] \
                     or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
                 continue
             out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
