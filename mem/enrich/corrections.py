@@ -336,7 +336,8 @@ def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
     durations); with ``elided`` (a change), a number with no unit is also one of any unit, the unit
     left out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
     seconds", "sampling is 0.05 now" after "keeps 20%")."""
-    numbers = all(_number(v) is not None for v in (a[0], b[0]))  # a version is a number too: "to 1.19" after "Flink 1.18"
+    # a version is a number too ("to 1.19" after "Flink 1.18"); a command of digits is not
+    numbers = all(isinstance(v, float) or k.startswith("v ") for v, k in (a, b))
     return _quantity(a)[0] == _quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
 
 
