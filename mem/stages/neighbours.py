@@ -94,12 +94,12 @@ def nearest(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: 
             rows = np.flatnonzero((sims[:end] + spare if bounded else sims[:end]) >= floor - SLACK)
             if mask is not None:
                 rows = rows[mask[rows]]
-            rows = _contenders(rows, sims, spare, matrix, query, k, floor)
+            rows = contenders(rows, sims, spare, matrix, query, k, floor)
             out.append(ranked(rowids[rows], cosines(matrix[rows], query), k, floor))
     return out
 
 
-def _contenders(rows: "np.ndarray", sims: "np.ndarray", spare: "np.ndarray | None", matrix: "np.ndarray",
+def contenders(rows: "np.ndarray", sims: "np.ndarray", spare: "np.ndarray | None", matrix: "np.ndarray",
                 query: "np.ndarray", k: int, floor: float) -> "np.ndarray":
     """Of ``rows`` (each able to reach ``floor``), those that may be among the best ``k``: within
     SLACK of the k-th best similarity, or, over a projection (``spare``: each row's residual term),
