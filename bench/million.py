@@ -59,6 +59,7 @@ def build(db: Path, n: int, embedder: str) -> None:
         next(texts)
     started, done = time.perf_counter(), have
     while done < n:
+        slice_started = time.perf_counter()
         records = [(i, {"text": t}) for i, t in zip(range(done, min(n, done + SLICE)), texts)]
         outcomes = add.run(ctx, records, add.AddOptions(bulk=True))
         for _ in records:  # every chunk committed; closing the generator leaves the finishing pass pending
@@ -66,7 +67,9 @@ def build(db: Path, n: int, embedder: str) -> None:
         outcomes.close()
         done += len(records)
         rate = (done - have) / (time.perf_counter() - started)
-        print(f"  imported {done:>8} ({rate:.0f}/s, peak RSS {memory_mb('VmHWM'):.0f} MB)", file=sys.stderr, flush=True)
+        slice_rate = len(records) / (time.perf_counter() - slice_started)
+        print(f"  imported {done:>8} ({rate:.0f}/s, this slice {slice_rate:.0f}/s, peak RSS {memory_mb('VmHWM'):.0f} MB,"
+              f" load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     ctx.store.close()
 
 
