@@ -110,11 +110,21 @@ def _nearest_in_cells(index: Any, queries: "np.ndarray", scopes: Sequence[str | 
     import numpy as np
 
     matrix, rowids = index.matrix, index.rowids
+    basis, projected = getattr(index, "basis", None), getattr(index, "projected", None)
+    bounded = basis is not None and projected is not None and basis.shape[1] > 0
+    if bounded:
+        folded = queries @ basis
+        reach = np.sqrt(np.maximum((queries * queries).sum(axis=1) - (folded * folded).sum(axis=1), 0.0) + RESIDUAL_FLOOR)
     out: list[list[tuple[int, float]]] = []
-    for query, rows, end, scope in zip(queries, cells.of(index).candidates(queries, floor - SLACK), ends, scopes):
+    for i, (query, rows, end, scope) in enumerate(zip(queries, cells.of(index).candidates(queries, floor - SLACK),
+                                                      ends, scopes)):
         rows = rows[rows < end]
         if masks[scope] is not None:
             rows = rows[masks[scope][rows]]
+        if bounded and len(rows) > k:
+            # the scan's bound over the projection first: a quarter of the bytes of the full rows to read
+            near = projected[rows]
+            rows = rows[near @ folded[i] + reach[i] * _residuals(near) >= floor - SLACK]
         rough = matrix[rows] @ query
         keep = rough >= floor - SLACK
         rows = _within_slack(rows[keep], rough[keep], k)

@@ -123,7 +123,7 @@ class Cells:
         self.tail, self.tail_rows = [], 0
 
     def candidates(self, queries: "np.ndarray", floor: float) -> "list[np.ndarray]":
-        """For each query, the matrix positions (ascending) of every row ``x`` that can have
+        """For each query, the matrix positions (in no particular order) of every row ``x`` that can have
         ``q.x >= floor`` (and more): the rows whose coordinates lie within the query's radius."""
         import numpy as np
 
@@ -152,7 +152,7 @@ class Cells:
         if not found_q:
             return [np.zeros(0, dtype=np.int64) for _ in range(len(queries))]
         q, positions = np.concatenate(found_q), np.concatenate(found_pos)
-        order = np.lexsort((positions, q))
+        order = np.argsort(q, kind="stable")  # grouped by query; the order within a query does not matter
         q, positions = q[order], positions[order]
         return np.split(positions, np.searchsorted(q, np.arange(1, len(queries))))
 
