@@ -3,10 +3,11 @@
     python bench/million.py --dir DIR                  # builds DIR/million-1000000-hash.db once, then measures
     python bench/million.py --db DB                    # measures an existing database (e.g. a 100k one)
 
-The database is made by bulk import (``--write direct``: the same rows, FTS5 and vectors written
-straight through the Store, no gate) (``add.run`` with ``bulk``: the intake gate, rows, FTS5 and
-vectors, searchable at once), in slices of 50,000 synthetic texts from ``bench/synth.py`` with the
-hash embedder; an interrupted build resumes where it stopped. The finishing pass (links,
+The database is made by bulk import (``add.run`` with ``bulk``: the intake gate, rows, FTS5 and
+vectors, searchable at once; ``--write direct``: the same rows, FTS5 and vectors written straight
+through the Store, no gate), in slices of 50,000 synthetic texts from ``bench/synth.py`` with the
+hash embedder, each slice's rate printed with the load; an interrupted build (even ``kill -9``)
+resumes where it stopped. The finishing pass (links,
 entities, assertions) is left pending, as an import killed after its last chunk leaves it: at a
 million it takes hours here, and search does not wait for it (the entity and graph channels have
 less to spread over than on a finished database).
