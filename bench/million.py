@@ -3,10 +3,11 @@
     python bench/million.py --dir DIR                  # builds DIR/million-1000000-hash.db once, then measures
     python bench/million.py --db DB                    # measures an existing database (e.g. a 100k one)
 
-The database is made by bulk import (``--write direct``: the same rows, FTS5 and vectors written
-straight through the Store, no gate) (``add.run`` with ``bulk``: the intake gate, rows, FTS5 and
-vectors, searchable at once), in slices of 50,000 synthetic texts from ``bench/synth.py`` with the
-hash embedder; an interrupted build resumes where it stopped. The finishing pass (links,
+The database is made by bulk import (``add.run`` with ``bulk``: the intake gate, rows, FTS5 and
+vectors, searchable at once; ``--write direct``: the same rows, FTS5 and vectors written straight
+through the Store, no gate), in slices of 50,000 synthetic texts from ``bench/synth.py`` with the
+hash embedder, each slice's rate printed with the load; an interrupted build (even ``kill -9``)
+resumes where it stopped. The finishing pass (links,
 entities, assertions) is left pending, as an import killed after its last chunk leaves it: at a
 million it takes hours here, and search does not wait for it (the entity and graph channels have
 less to spread over than on a finished database).
@@ -59,6 +60,7 @@ def build(db: Path, n: int, embedder: str) -> None:
         next(texts)
     started, done = time.perf_counter(), have
     while done < n:
+        slice_started = time.perf_counter()
         records = [(i, {"text": t}) for i, t in zip(range(done, min(n, done + SLICE)), texts)]
         outcomes = add.run(ctx, records, add.AddOptions(bulk=True))
         for _ in records:  # every chunk committed; closing the generator leaves the finishing pass pending
@@ -66,7 +68,9 @@ def build(db: Path, n: int, embedder: str) -> None:
         outcomes.close()
         done += len(records)
         rate = (done - have) / (time.perf_counter() - started)
-        print(f"  imported {done:>8} ({rate:.0f}/s, peak RSS {memory_mb('VmHWM'):.0f} MB)", file=sys.stderr, flush=True)
+        slice_rate = len(records) / (time.perf_counter() - slice_started)
+        print(f"  imported {done:>8} ({rate:.0f}/s, this slice {slice_rate:.0f}/s, peak RSS {memory_mb('VmHWM'):.0f} MB,"
+              f" load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     ctx.store.close()
 
 

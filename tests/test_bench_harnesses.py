@@ -253,3 +253,30 @@ def test_extraction_identity_check_passes_unchanged_and_names_a_changed_output(t
     assert identity.main(["--check", str(path)]) == 1
     out = capsys.readouterr().out
     assert "assertions differs on 'We use Redis for caching.'" in out and "1 outputs differ" in out
+
+
+def test_graph_identity_ignores_random_ids_and_names_a_changed_edge(tmp_path: Path) -> None:
+    """bench/graph_identity.py's canonical tables: two intakes of the same records (their memory ids
+    are random) read the same; an edge weight changed afterwards is a difference."""
+    identity = _bench_module("graph_identity")
+    from mem.config import resolve_settings
+    from mem.stages import add
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    records = [(i + 1, {"text": text, "meta": {"session": "s1"}, "created_at": f"2026-01-0{i + 1}T00:00:00Z"})
+               for i, text in enumerate(["We use Redis for caching in the gateway.",
+                                         "The gateway cache moved from Redis to Memcached.",
+                                         "Alice owns the gateway service."])]
+    tables = []
+    for name in ("a", "b"):
+        settings = resolve_settings(db=tmp_path / f"{name}.db", embedder="hash", scope="t", now=identity.NOW)
+        with Store.open(settings.db_path) as store:
+            assert all(o.status == "added" for o in add.run(Context(store=store, settings=settings), records))
+            ids = [mid for (mid,) in store.conn.execute("SELECT id FROM memories ORDER BY rowid")]
+        tables.append(identity.canonical(tmp_path / f"{name}.db"))
+    assert tables[0] == tables[1] and ids[0] not in str(tables[1]["edges"])  # ids read as rowids
+    assert any("precedes" in row for row in tables[0]["edges"])
+    with Store.open(tmp_path / "b.db") as store, store.write():
+        store.conn.execute("UPDATE edges SET weight = weight / 2 WHERE type = 'precedes'")
+    assert identity.canonical(tmp_path / "b.db")["edges"] != tables[0]["edges"]

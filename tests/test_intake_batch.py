@@ -145,3 +145,71 @@ def test_intake_neighbours_are_exact_below_each_bound(tmp_path_factory, rows, qu
                                if (bound is None or rowids[j] < bound) and float(sims[j]) >= floor
                                and asked_scopes[i] in (None, scopes[j])))[:k]
             assert hits == [(rowid, -sim) for sim, rowid in expected]
+
+
+# Entities recur under other surfaces and times out of order; corrections that are no semantic neighbour
+# of what they correct find it by full-text lookup inside the chunk (Store.bulk_writes indexes the rows
+# inserted before each lookup); the entity rows a chunk upserted are remembered (graph.upsert_entity).
+LOOKUPS = [
+    ("The dev API listens on port 8000 behind uvicorn", "2024-03-02T10:00:00Z"),
+    ("Redis is the cache for the gateway; ask Priya about its eviction policy", "2024-03-01T09:00:00Z"),
+    ("redis keeps the gateway sessions for 30 minutes", "2024-03-03T09:00:00Z"),
+    ("REDIS memory limit is 2 GB on the gateway box", "2024-02-27T09:00:00Z"),
+    ("Priya Raman owns the gateway and its Redis config", "2024-03-04T09:00:00Z"),
+    ("The dev API now listens on port 8080, not 8000.", "2024-03-05T09:00:00Z"),
+    ("Sessions in redis now expire after 45 minutes instead of 30 minutes", "2024-03-06T09:00:00Z"),
+    ("Daniel Okafor owns the gateway from now on", "2024-03-07T09:00:00Z"),
+    ("The Redis memory limit was raised to 4 GB", "2024-02-28T09:00:00Z"),
+    ("Kafka carries the gateway audit events to ClickHouse", "2024-03-08T09:00:00Z"),
+    ("kafka retention for the audit topic is 7 days", "2024-03-09T09:00:00Z"),
+    ("Audit topic retention in Kafka changed from 7 days to 14 days", "2024-03-10T09:00:00Z"),
+]
+
+
+def _graph(db: Path, batches: list[list[tuple[int, dict[str, Any]]]]) -> dict[str, Any]:
+    """Statuses, edges, entities (every column but the id), mentions and changelog ops by text, and each
+    memory's full-text hits, after ingesting ``batches`` in order."""
+    settings_ = resolve_settings(db=db, embedder="hash", scope="test", now="2024-04-01T00:00:00Z")
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=settings_)
+        statuses = [o.status for batch in batches for o in add.run(ctx, batch)]
+        conn = store.conn
+        text_of = dict(conn.execute("SELECT id, text FROM memories"))
+        edges = sorted((text_of[s], text_of[d], t, w) for s, d, t, w in conn.execute("SELECT src, dst, type, weight FROM edges"))
+        entities = sorted(conn.execute("SELECT key, name, type, aliases, mention_count, first_seen, last_seen FROM entities"))
+        mentions = sorted(conn.execute("SELECT m.text, e.key FROM memory_entities x JOIN memories m ON m.rowid = x.memory_rowid "
+                                       "JOIN entities e ON e.id = x.entity_id"))
+        log = [(op, text_of.get(mid)) for op, mid in conn.execute("SELECT op, memory_id FROM changelog ORDER BY seq")]
+        hits = {text: store.bm25_any([f'"{w}"' for w in text.split()[:3]], 5, "test") for text in text_of.values()}
+    return {"statuses": statuses, "edges": edges, "entities": entities, "mentions": mentions, "log": log, "hits": hits}
+
+
+def test_a_chunk_with_lookups_and_recurring_entities_equals_one_record_at_a_time(tmp_path: Path):
+    records = [(i + 1, {"text": text, "created_at": at}) for i, (text, at) in enumerate(LOOKUPS)]
+    assert len(records) >= add.BATCHED_WRITES  # the batch indexes its text in batches, lookups inside it
+    batched = _graph(tmp_path / "batch.db", [records])
+    single = _graph(tmp_path / "single.db", [[r] for r in records])
+    assert batched == single
+    assert "superseded" in {s for s in batched["statuses"]} or any(t == "supersedes" for _, _, t, _ in batched["edges"])
+    redis = next(row for row in batched["entities"] if row[0] == "redis")
+    assert redis[5] == "2024-02-27T09:00:00.000Z" and redis[6] == "2024-03-06T09:00:00.000Z"  # times out of order
+    assert all(hits for hits in batched["hits"].values())  # every memory found by its own words
+
+
+def test_remembered_entity_rows_are_what_the_upsert_leaves(tmp_path: Path):
+    """``graph.upsert_entity`` with the rows its transaction upserted (``known``) leaves every entity as
+    the plain upsert does: surfaces in other cases, times before, between and after, a full alias list."""
+    from mem.store import graph
+
+    surfaces = ["Redis", "redis", "REDIS", "Redis", "rEdis"] + [f"Redis{i}" for i in range(25)] + ["Redis", "redis7"]
+    times = ["2024-01-05", "2024-01-03", "2024-01-09", "2024-01-09", "2024-01-01", "2024-01-07"]
+    rows = []
+    for remembered in (False, True):
+        with Store.open(tmp_path / f"e{remembered}.db") as store, store.write():
+            known: dict[str, list[Any]] | None = {} if remembered else None
+            ids = [graph.upsert_entity(store, "redis", surface, "tool", times[i % len(times)], known)
+                   for i, surface in enumerate(surfaces)]
+            ids.append(graph.upsert_entity(store, "kafka", "Kafka", "tool", "2024-01-02", known))
+            rows.append((ids, store.conn.execute("SELECT * FROM entities ORDER BY id").fetchall()))
+    assert rows[0] == rows[1]
+    assert len(rows[0][1][0][4].split(",")) == graph.MAX_ALIASES  # the alias list filled up

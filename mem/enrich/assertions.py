@@ -1650,7 +1650,24 @@ def _shared_slot(new: Assertion, old: Assertion) -> Optional[str]:
     return en if en == eo else None
 
 
+_CONFLICTS: dict[tuple[str, str, str, bool, str, str, str, bool], bool] = {}
+_CONFLICTS_KEPT = 65536
+
+
 def conflicts(new: Assertion, old: Assertion) -> bool:
+    """True when ``new`` contradicts ``old`` (``_conflicts``). Remembered by the two claims without
+    their surfaces (which it never reads): intake weighs each new memory against a few dozen stored
+    rivals, and the same claims recur in them (``supersedes`` spent most of its time here)."""
+    key = (new.subject, new.attribute, new.value, new.polarity, old.subject, old.attribute, old.value, old.polarity)
+    known = _CONFLICTS.get(key)
+    if known is None:
+        if len(_CONFLICTS) >= _CONFLICTS_KEPT:
+            _CONFLICTS.clear()
+        known = _CONFLICTS[key] = _conflicts(new, old)
+    return known
+
+
+def _conflicts(new: Assertion, old: Assertion) -> bool:
     """True when ``new`` contradicts ``old``: same subject and attribute, and either
 
     * different values, both asserted, for a single-valued attribute (``SINGLE_VALUED``; ``uses``

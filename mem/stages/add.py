@@ -34,6 +34,9 @@ CHUNK = 256  # records per write transaction: a concurrent writer waits for at m
 # and there are fewer per-chunk lookups and commits (bench/README.md, "Bulk import").
 BULK_CHUNK = 2048
 NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
+# From this many drafts a chunk indexes its text in batches (``Store.bulk_writes``): that costs a few
+# statements a chunk, so a single add keeps the per-row trigger.
+BATCHED_WRITES = 8
 
 # Input keys that map onto columns; anything else a record carries is kept in ``meta``.
 _COLUMNS = ("text", "kind", "tags", "source", "source_line", "author", "pinned", "layer", "confidence")
@@ -300,11 +303,13 @@ def _prepare(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> No
 
 def _write(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[Outcome]:
     """Check each prepared draft against the store and store it: one short write transaction per chunk.
-    A bulk chunk indexes its text and logs in one statement each (``Store.bulk_writes``)."""
+    A bulk chunk, or an eager one of ``BATCHED_WRITES`` drafts or more, indexes its text (in one
+    statement, and before each full-text lookup) and logs in one statement each (``Store.bulk_writes``)."""
     from contextlib import nullcontext
 
     store = ctx.store
-    with store.write(), (store.bulk_writes() if options.bulk else nullcontext()):
+    batched = options.bulk or len(drafts) >= BATCHED_WRITES
+    with store.write(), (store.bulk_writes() if batched else nullcontext()):
         chunk = _Chunk(ctx, drafts, options)
         outcomes = [_store_one(ctx, draft, chunk, options) for draft in drafts]
         chunk.finish()
@@ -372,14 +377,16 @@ class _Chunk:
         self.stored: dict[str, dict[int, int]] = {}  # scope -> {vector row: rowid} of drafts stored in this chunk
         # which pairs of the chunk's vectors may reach the floor (float32 products), made when first needed
         self.close: "np.ndarray | None" = None
+        self.products: "np.ndarray | None" = None  # the chunk's vectors' float32 products with each other
         self.new_vectors: list[tuple[int, str, Any]] = []
         self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
+        self.entity_rows: dict[str, list[Any]] = {}  # the entities this chunk's transaction upserted (link.after_insert)
 
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
         """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier
         drafts; None without a vector, [] when it was not searched (bulk: not checked for near duplicates)."""
-        from mem.stages.neighbours import SLACK, cosines, ranked
+        from mem.stages.neighbours import SLACK, contenders, cosines, ranked
 
         row = self.row.get(id(draft))
         if row is None:
@@ -389,16 +396,19 @@ class _Chunk:
         found = self.found[row]
         same = self.stored.get(draft.memory.scope)
         if same:
-            # The chunk's float32 products pick the earlier drafts that can reach the floor; only those
-            # get the exact cosine (``cosines``), so the result is what scoring every one exactly gives.
+            # The chunk's float32 products pick the earlier drafts that can reach the floor, and of those
+            # the ones within SLACK of the NEIGHBOURS-th best (``neighbours.contenders``); only those get
+            # the exact cosine (``cosines``), so the result is what scoring every one exactly gives.
             import numpy as np
 
             if self.close is None:
                 norms = np.linalg.norm(self.vectors, axis=1)
-                self.close = self.vectors @ self.vectors.T >= self.floor - SLACK * np.maximum(1.0, np.outer(norms, norms))
-            rows = [r for r in np.flatnonzero(self.close[row]).tolist() if r in same]
-            if rows:
-                earlier = ranked([same[r] for r in rows], cosines(self.vectors[rows], self.vectors[row]),
+                self.products = self.vectors @ self.vectors.T
+                self.close = self.products >= self.floor - SLACK * np.maximum(1.0, np.outer(norms, norms))
+            rows = np.asarray([r for r in np.flatnonzero(self.close[row]).tolist() if r in same], dtype=np.int64)
+            if len(rows):
+                rows = contenders(rows, self.products[row], None, self.vectors, self.vectors[row], NEIGHBOURS, self.floor)
+                earlier = ranked([same[r] for r in rows.tolist()], cosines(self.vectors[rows], self.vectors[row]),
                                  NEIGHBOURS, self.floor)
                 found = sorted(found + earlier, key=lambda hit: (-hit[1], hit[0]))
         return found[:NEIGHBOURS]
@@ -474,7 +484,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
         chunk.defer(rowid, None if chunk.links_later else neighbours)
         return Outcome("added", id=memory.id, line=draft.line, detail=_detail(draft, None, []))
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
-                      neighbour_ids=chunk.ids)
+                      neighbour_ids=chunk.ids, entity_rows=chunk.entity_rows)
     superseded = supersede.check(ctx, rowid, memory, draft.assertions, neighbours=neighbours)  # reads the entities
     status, superseded = supersede.resolve_status(superseded, memory.id)
     superseded_by = store.get(memory.id).superseded_by if status == "superseded" else None

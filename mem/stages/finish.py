@@ -17,7 +17,7 @@ mentions and assertions of later rows do not exist yet.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mem.stages import link, supersede
 from mem.store import pending
@@ -66,6 +66,7 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
     found, matrix = store.vectors_for(list(memories))
     vectors = dict(zip(found, matrix))
     history: list[int] = []  # rowids of the batch's memories that came in superseded
+    entity_rows: dict[str, list[Any]] = {}  # the entities this transaction upserted (link.after_insert)
     searched = _neighbours(ctx, [(rowid, memories[rowid]) for rowid, stored in rows
                                  if stored is None and rowid in memories and rowid in vectors], vectors)
     for rowid, stored in rows:
@@ -74,7 +75,7 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
             continue  # purged since
         neighbours = searched.get(rowid) if stored is None else [(int(r), float(sim)) for r, sim in orjson.loads(stored)]
         link.after_insert(ctx, rowid, memory, vectors.get(rowid), entities=link.entities_of(memory),
-                          neighbours=neighbours)
+                          neighbours=neighbours, entity_rows=entity_rows)
         superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours)
         status, superseded = supersede.resolve_status(superseded, memory.id)
         out[memory.id] = Finished(status, superseded)

@@ -99,29 +99,35 @@ def entities_of(memory: "Memory") -> "list[Entity]":
 def after_insert(ctx: "Context", rowid: int, memory: "Memory", vector: "np.ndarray | None",
                  *, entities: "list[Entity] | None" = None,
                  neighbours: "list[tuple[int, float]] | None" = None,
-                 neighbour_ids: dict[int, str] | None = None) -> None:
+                 neighbour_ids: dict[int, str] | None = None,
+                 entity_rows: dict[str, list[Any]] | None = None) -> None:
     """Called inside the intake write transaction right after a memory is stored.
 
     ``entities`` (from a model, or ``entities_of`` run before the transaction) spare the
     extraction here; ``neighbours`` (rowid, cosine), looked up by intake before the insert, spare
     a second nearest-neighbour search, and ``neighbour_ids`` (rowid -> id) the lookup of their ids.
+    ``entity_rows``: the entity rows this write transaction upserted (``graph.upsert_entity``'s
+    ``known``), kept by the caller for the transaction.
     """
     at = ctx.now_iso()
-    entity_ids = link_entities(ctx, rowid, memory, entities)
+    entity_ids = link_entities(ctx, rowid, memory, entities, entity_rows)
     if vector is not None:
         link_semantic(ctx, rowid, memory, vector, at, neighbours, neighbour_ids)
     link_temporal(ctx, rowid, memory, at)
     link_causal(ctx, rowid, memory, entity_ids, at)
 
 
-def link_entities(ctx: "Context", rowid: int, memory: "Memory", entities: "list[Entity] | None") -> list[int]:
-    """Upsert the memory's entities (extracted here unless given) and record its mentions; returns entity ids."""
+def link_entities(ctx: "Context", rowid: int, memory: "Memory", entities: "list[Entity] | None",
+                  entity_rows: dict[str, list[Any]] | None = None) -> list[int]:
+    """Upsert the memory's entities (extracted here unless given) and record its mentions; returns entity ids.
+    ``entity_rows``: see ``after_insert``."""
     found = entities_of(memory) if entities is None else entities
     ids: list[int] = []
     for entity in found[:MAX_ENTITIES]:
         if not entity.key or len(entity.key) > 200:
             continue
-        ids.append(sql.upsert_entity(ctx.store, entity.key, entity.surface[:200], entity.type, memory.created_at))
+        ids.append(sql.upsert_entity(ctx.store, entity.key, entity.surface[:200], entity.type, memory.created_at,
+                                     entity_rows))
     ids = list(dict.fromkeys(ids))  # two surfaces of one entity ("Postgres", "PostgreSQL") are one mention
     sql.add_mentions(ctx.store, rowid, ids)
     return ids

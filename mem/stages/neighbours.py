@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from mem.store import cells
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -73,11 +75,13 @@ def nearest(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: 
     if count == 0 or len(queries) == 0:
         return [[] for _ in range(len(queries))]
     matrix, rowids = index.matrix[:count], index.rowids[:count]
+    ends = np.full(len(queries), count) if before is None else np.searchsorted(rowids, np.asarray(before))
+    masks: dict[str | None, Any] = {None: None, **{scope: index.scope_mask(scope) for scope in set(scopes) - {None}}}
+    if cells.pays(index, floor):
+        return _nearest_in_cells(index, queries, scopes, k, floor, ends, masks)
     basis, projected = getattr(index, "basis", None), getattr(index, "projected", None)
     bounded = basis is not None and projected is not None and basis.shape[1] > 0
     residuals = _residuals(projected[:count]) if bounded else None
-    ends = np.full(len(queries), count) if before is None else np.searchsorted(rowids, np.asarray(before))
-    masks: dict[str | None, Any] = {None: None, **{scope: index.scope_mask(scope) for scope in set(scopes) - {None}}}
     out: list[list[tuple[int, float]]] = []
     for start in range(0, len(queries), BLOCK):
         block = queries[start : start + BLOCK]
@@ -94,12 +98,41 @@ def nearest(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: 
             rows = np.flatnonzero((sims[:end] + spare if bounded else sims[:end]) >= floor - SLACK)
             if mask is not None:
                 rows = rows[mask[rows]]
-            rows = _contenders(rows, sims, spare, matrix, query, k, floor)
+            rows = contenders(rows, sims, spare, matrix, query, k, floor)
             out.append(ranked(rowids[rows], cosines(matrix[rows], query), k, floor))
     return out
 
 
-def _contenders(rows: "np.ndarray", sims: "np.ndarray", spare: "np.ndarray | None", matrix: "np.ndarray",
+def _nearest_in_cells(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: int, floor: float,
+                      ends: "np.ndarray", masks: dict[str | None, Any]) -> list[list[tuple[int, float]]]:
+    """``nearest`` at a high floor on a large matrix: the cells (``mem.store.cells``) give each query
+    a superset of the rows that can reach the floor, scored as the scan scores its rows."""
+    import numpy as np
+
+    matrix, rowids = index.matrix, index.rowids
+    basis, projected = getattr(index, "basis", None), getattr(index, "projected", None)
+    bounded = basis is not None and projected is not None and basis.shape[1] > 0
+    if bounded:
+        folded = queries @ basis
+        reach = np.sqrt(np.maximum((queries * queries).sum(axis=1) - (folded * folded).sum(axis=1), 0.0) + RESIDUAL_FLOOR)
+    out: list[list[tuple[int, float]]] = []
+    for i, (query, rows, end, scope) in enumerate(zip(queries, cells.of(index).candidates(queries, floor - SLACK),
+                                                      ends, scopes)):
+        rows = rows[rows < end]
+        if masks[scope] is not None:
+            rows = rows[masks[scope][rows]]
+        if bounded and len(rows) > k:
+            # the scan's bound over the projection first: a quarter of the bytes of the full rows to read
+            near = projected[rows]
+            rows = rows[near @ folded[i] + reach[i] * _residuals(near) >= floor - SLACK]
+        rough = matrix[rows] @ query
+        keep = rough >= floor - SLACK
+        rows = _within_slack(rows[keep], rough[keep], k)
+        out.append(ranked(rowids[rows], cosines(matrix[rows], query), k, floor))
+    return out
+
+
+def contenders(rows: "np.ndarray", sims: "np.ndarray", spare: "np.ndarray | None", matrix: "np.ndarray",
                 query: "np.ndarray", k: int, floor: float) -> "np.ndarray":
     """Of ``rows`` (each able to reach ``floor``), those that may be among the best ``k``: within
     SLACK of the k-th best similarity, or, over a projection (``spare``: each row's residual term),
@@ -107,17 +140,23 @@ def _contenders(rows: "np.ndarray", sims: "np.ndarray", spare: "np.ndarray | Non
     import numpy as np
 
     if spare is None:
-        if len(rows) > k:
-            rough = sims[rows]
-            kth = np.partition(rough, len(rows) - k)[len(rows) - k]
-            rows = rows[rough >= kth - SLACK]
-        return rows
+        return _within_slack(rows, sims[rows], k)
     if len(rows) <= max(k, PROBE):
         return rows
     probe = rows[np.argpartition(-sims[rows], PROBE - 1)[:PROBE]]
     exact = cosines(matrix[probe], query)
     bar = max(floor, float(np.partition(exact, len(exact) - k)[len(exact) - k]))
     return rows[sims[rows] + spare[rows] >= bar - SLACK]
+
+
+def _within_slack(rows: "np.ndarray", rough: "np.ndarray", k: int) -> "np.ndarray":
+    """Of ``rows`` with float32 similarities ``rough``, those within SLACK of the k-th best."""
+    import numpy as np
+
+    if len(rows) <= k:
+        return rows
+    kth = np.partition(rough, len(rows) - k)[len(rows) - k]
+    return rows[rough >= kth - SLACK]
 
 
 def _residuals(projected: "np.ndarray") -> "np.ndarray":

@@ -169,8 +169,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
-    out_of_order = sql.stored_later(ctx.store, rowid, memory.scope, memory.created_at)
-    if incoming is None and not out_of_order and not sql.stored_after(ctx.store, rowid):
+    out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at)
+    if incoming is None and not out_of_order and not stored_after:
         # every candidate is older than this memory, which reads as no correction: there is nothing to
         # decide (the common case of live intake, whose memory is the newest: no candidates looked up)
         return superseded

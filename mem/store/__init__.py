@@ -103,6 +103,9 @@ class Store:
         self._terms: Any = None  # mem.store.terms.TermIndex, made on the first BM25 search
         self.sync_origin: str | None = None  # while ``mem sync`` applies another store's changes: its id
         self._log_rows: list[tuple[Any, ...]] | None = None  # changelog rows held for one executemany (bulk_writes)
+        # bulk_writes: rowids above _fts_after (up to _fts_newest, inserted) have no full-text row yet
+        self._fts_after: int | None = None
+        self._fts_newest = 0
 
     # ----------------------------------------------------------------- opening
     @classmethod
@@ -313,15 +316,19 @@ class Store:
             values[index] = convert(values[index])
         cursor = self.conn.execute(_INSERT_MEMORY, values)
         rowid = int(cursor.lastrowid)
+        if self._fts_after is not None:
+            self._fts_newest = max(self._fts_newest, rowid)  # its full-text row is pending (bulk_writes)
         self.log(memory.created_at, "add", memory.id, memory.author, {"text": memory.text})
         return rowid
 
     @contextmanager
     def bulk_writes(self) -> Iterator[None]:
-        """Inside a write transaction, for a bulk chunk's inserts (nothing in it reads the full-text
-        index or the changelog): the memories inserted in this block get their full-text rows in
-        one statement at its end, not one trigger call each, and the changelog rows go in with one
-        ``executemany``, in the order they were logged.
+        """Inside a write transaction, for a chunk's inserts (nothing in it reads the changelog, or
+        changes or deletes the text of a memory it inserted): the memories inserted in this block get
+        their full-text rows in one statement, not one trigger call each, and the changelog rows go
+        in with one ``executemany``, in the order they were logged. The full-text rows go in at the
+        block's end, and before any full-text read inside it (``_index_pending``: eager intake's
+        correction lookups), so a read finds every row inserted before it, as with the trigger.
 
         Each row's trigger runs in its own statement, and FTS5 writes its pending terms out as a new
         segment at every statement boundary: about 60 us a row at 100k, half the row's cost. The
@@ -332,6 +339,7 @@ class Store:
         first = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM memories").fetchone()[0]
         if found is not None:
             self.conn.execute("DROP TRIGGER memories_fts_insert")
+            self._fts_after = self._fts_newest = first
         self._log_rows = []
         try:
             yield
@@ -339,9 +347,16 @@ class Store:
         finally:
             self._log_rows = None
         if found is not None:
-            self.conn.execute("INSERT INTO memory_fts(rowid, text, tags) SELECT rowid, text, tags FROM memories "
-                              "WHERE rowid > ? ORDER BY rowid", (first,))
+            self._index_pending()
+            self._fts_after = None
             self.conn.execute(found[0])
+
+    def _index_pending(self) -> None:
+        """Inside ``bulk_writes``: the full-text rows of the memories inserted since the last call."""
+        if self._fts_after is not None and self._fts_newest > self._fts_after:
+            self.conn.execute("INSERT INTO memory_fts(rowid, text, tags) SELECT rowid, text, tags FROM memories "
+                              "WHERE rowid > ? ORDER BY rowid", (self._fts_after,))
+            self._fts_after = self._fts_newest
 
     @contextmanager
     def checkpoints_aside(self) -> Iterator[None]:
@@ -809,6 +824,7 @@ class Store:
         """
         from mem.store import fts
 
+        self._index_pending()  # inside bulk_writes: what this transaction inserted, as the trigger would have
         return fts.bm25(self, match, k, scope)
 
     def bm25_warm(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]] | None:
@@ -818,6 +834,7 @@ class Store:
             from mem.store.terms import TermIndex
 
             self._terms = TermIndex(self)
+        self._index_pending()
         return self._terms.search(terms, k, scope)
 
     def bm25_any(self, terms: list[str], k: int, scope: str | None) -> list[tuple[int, float]]:
@@ -844,12 +861,14 @@ class Store:
         """The ``terms`` in at least half the indexed rows: BM25 gives them no weight (``mem.store.fts``)."""
         from mem.store import fts
 
+        self._index_pending()
         return fts.common_terms(self, terms)
 
     def fts_rowids(self, match: str, limit: int, scope: str | None, exclude: set[int]) -> list[int]:
         """Unscored rowids ``match`` matches in ``scope``, minus ``exclude`` (``mem.store.fts.matching_rowids``)."""
         from mem.store import fts
 
+        self._index_pending()
         return fts.matching_rowids(self, match, limit, scope, exclude)
 
     # ------------------------------------------------------------------ stats

@@ -300,17 +300,15 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
     return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
 
 
-def stored_later(store: "Store", rowid: int, scope: str, created_at: str) -> bool:
-    """Whether a memory of ``scope`` stored before ``rowid`` was created after ``created_at``: the memory
-    at ``rowid`` arrived out of order (an import of older data). Empty range for every live intake."""
-    return bool(store.conn.execute(
-        "SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ? AND created_at > ? AND rowid < ?)",
-        (scope, created_at, rowid)).fetchone()[0])
-
-
-def stored_after(store: "Store", rowid: int) -> bool:
-    """Whether any memory has a rowid above ``rowid`` (none for the memory live intake just stored)."""
-    return store.conn.execute("SELECT EXISTS(SELECT 1 FROM memories WHERE rowid > ?)", (rowid,)).fetchone()[0] != 0
+def arrival(store: "Store", rowid: int, scope: str, created_at: str) -> tuple[bool, bool]:
+    """``(stored later, stored after)`` of the memory at ``rowid``, in one statement: whether a memory of
+    ``scope`` stored before it was created after ``created_at`` (it arrived out of order: an import of
+    older data; an empty range for every live intake), and whether any memory has a rowid above it
+    (none for the memory live intake just stored)."""
+    later, after = store.conn.execute(
+        "SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ? AND created_at > ? AND rowid < ?), "
+        "EXISTS(SELECT 1 FROM memories WHERE rowid > ?)", (scope, created_at, rowid, rowid)).fetchone()
+    return bool(later), bool(after)
 
 
 def unasserted(store: "Store", *, scope: str | None, after_rowid: int, limit: int) -> list[tuple[int, Memory]]:

@@ -81,6 +81,8 @@ class VectorIndex:
         self._graph_retry = False  # the graph is being asked while failing (one query in GRAPH_RETRY)
         self.narrow: Any = None  # projected[:, :NARROW_DIMS], contiguous, at NARROW_MIN_ROWS rows and more
         self._narrow_rows = 0  # rows of narrow filled
+        self.generation = 0  # bumped whenever the matrix is read anew: row positions may have moved
+        self.cells: Any = None  # mem.store.cells.Cells, made by the first high-floor neighbour search at scale
 
     @property
     def warm(self) -> bool:
@@ -450,6 +452,8 @@ class VectorIndex:
         if after == 0:
             self.matrix, self.rowids, self.scopes, self.count, self.loaded_max = None, None, None, 0, 0
             self.scope_codes = {}
+            self.generation += 1
+            self.cells = None
             self.basis = self.projected = self.narrow = None  # the graph stays: ann.catch_up finds what changed
         # Room for every row at once: growing by doubling copied the matrix and its projection over and
         # over (at a million rows 13 of the 24 s a load took here).
