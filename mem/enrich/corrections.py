@@ -341,6 +341,7 @@ def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
     return _quantity(a)[0] == _quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
 
 
+@lru_cache(maxsize=4096)
 def _quantity(setting: Setting) -> Setting:
     """``(quantity, value in its smallest unit)`` for a number of a known unit ("1 min" is ``("duration",
     60.0)``, as "60 s" is), else ``(kind, value)``: what makes two settings one type, and one value."""
@@ -348,11 +349,6 @@ def _quantity(setting: Setting) -> Setting:
     quantity, size = QUANTITY_OF.get(kind, (kind, 1.0))
     number = _number(value)
     return (quantity, value if number is None else round(number * size, 6))
-
-
-def _stated(setting: Setting, settings: "dict[Setting, tuple[str, ...]]") -> bool:
-    """Whether ``settings`` hold ``setting``'s value ("60 s" is stated by "1 minute")."""
-    return _quantity(setting) in {_quantity(s) for s in settings}
 
 
 def _show(setting: Setting) -> str:
@@ -519,12 +515,13 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     "incident 116" and "incident 177" are two incidents, "service 3 talks" and "service 7 talks" two
     services)."""
     theirs = _settings(older_text, plain=True)
+    stated = {_quantity(s) for s in theirs}  # their values, each in its quantity's smallest unit
     their_words = _facts(older_text)[2]
     out = []
     for mine, before in reading.settings.items():
         slot = _slot(before)
         need = 2 if mine[1] == PLAIN or reading.bare else min(2, len(slot))
-        if _stated(mine, theirs) or not need:
+        if _quantity(mine) in stated or not need:  # "60 s" is stated by "1 minute"
             continue
         for other, their_before in theirs.items():
             their_slot = frozenset(_slot(their_before))
@@ -648,8 +645,9 @@ def other_value(newer_text: str, older_text: str, asked: str) -> str | None:
     reading = read(newer_text)
     bare = reading is None or reading.bare
     their_settings = _settings(theirs, plain=True)
+    stated = {_quantity(s) for s in their_settings}
     for new, before in _settings(mine, plain=True).items():
-        if _stated(new, their_settings):
+        if _quantity(new) in stated:
             continue
         for old, their_before in their_settings.items():
             if _same_type(old, new, elided=True) and not _same_program(old, new) and _quantity(old)[1] != _quantity(new)[1] \
