@@ -93,6 +93,28 @@ def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, mi
 UNASKED_CORRECTIONS = {"e": {"e100"}}
 
 
+# The contradiction benches' labels: conflict follows from the type.
+CONFLICT_TYPES = {"update": True, "correction": True, "negation": True, "compatible": False, "lookalike": False}
+
+
+def test_contradictions_heldout_set_is_well_formed_and_apart_from_the_tuned_set() -> None:
+    from mem.vocab import KINDS
+
+    rows = [json.loads(line) for line in (BENCH / "contradictions_heldout.jsonl").read_text().splitlines()]
+    assert len(rows) >= 170
+    for row in rows:
+        assert set(row) == {"old", "new", "new_kind", "conflict", "type"}, row
+        assert row["type"] in CONFLICT_TYPES and row["conflict"] is CONFLICT_TYPES[row["type"]], row
+        assert row["new_kind"] in KINDS and row["old"].strip() and row["new"].strip(), row
+    pairs = [(row["old"], row["new"]) for row in rows]
+    assert len(set(pairs)) == len(pairs)
+    assert set(Counter(row["type"] for row in rows)) == set(CONFLICT_TYPES)
+    assert sum(row["conflict"] for row in rows) >= 100 and sum(not row["conflict"] for row in rows) >= 60
+    # held out: no pair of the set the rules were tuned on
+    tuned = [json.loads(line) for line in (BENCH / "contradictions.jsonl").read_text().splitlines()]
+    assert not set(pairs) & {(row["old"], row["new"]) for row in tuned}
+
+
 def test_coding_harness_figures_are_sane(report: dict, dataset: tuple[list[dict], list[dict]]) -> None:
     memories, queries = dataset
     types = Counter(q["type"] for q in queries)
