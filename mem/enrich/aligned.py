@@ -185,10 +185,25 @@ def _typed(token: str, lower: str, at_start: bool) -> Word:
     if VALUE_ALIASES.get(lower, lower) in TOOLS:
         return _name(token)
     if token.startswith("`") or re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
-        return Word(lower.strip("`"), token, "ident")
+        return Word(lower.strip("`"), token, "ident:" + _shape(token))
     if token[0].isupper() and not at_start and lower not in _IGNORED or len(token) > 1 and token.isupper():
         return _name(token)
     return Word(stem(lower), token, None)
+
+
+def _shape(token: str) -> str:
+    """What an identifier is, by its shape: a command and an address, or a host and a path, are no rivals."""
+    if token.startswith("`"):
+        return "command"
+    if "://" in token:
+        return "url"
+    if token.startswith(("/", "~")) or "/" in token:
+        return "path"
+    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", token):
+        return "variable"
+    if re.search(r"[a-z]\.[a-z]", token, re.IGNORECASE):
+        return "host"
+    return "other"
 
 
 def _name(surface: str) -> Word:
