@@ -19,6 +19,7 @@ CORRECTIONS = [
     ("The API supports XML responses.", "The API doesn't support XML responses anymore."),
     ("Customers can pay by bank transfer.", "Bank transfer is no longer offered at checkout."),
     ("The cron for the report fires at 02:00.", "The report cron fires at 04:30 now."),
+    ("The deploy guide lives in docs/deploy.md.", "The deploy guide moved to handbook/deploying.md."),
 ]
 
 NOT_CORRECTIONS = [
@@ -41,6 +42,15 @@ NOT_CORRECTIONS = [
     ("The invoice export starts at 01:30.", "Until March the invoice export started at 00:30."),
     ("The image resizer runs 6 workers per node.", "The image resizer also runs a cache warmer with 2 workers."),
     ("I used to work at Google.", "I work at Anthropic."),
+    # another thing told after the value, or in another clause; a file is what a claim is about
+    ("We decided to use RabbitMQ for the auth service.", "We decided to use Kafka for the profile service."),
+    ("Never deploy search on Fridays; Alice asked for a freeze after incident 103.",
+     "Never deploy payments on Fridays; Alice asked for a freeze after incident 200."),
+    ("Alice reviews changes to migrations/0020_gateway.sql.", "Alice reviews changes to src/gateway/client.ts."),
+    ("Run `make test-analytics` before pushing changes to src/analytics/models.py.",
+     "Run `make test-catalog` before pushing changes to migrations/0012_catalog.sql."),
+    ("The routing API rate limit is 50 requests per second per API key.",
+     "The routing API allows a burst of 200 requests per API key above the steady rate."),
 ]
 
 
@@ -79,7 +89,7 @@ def test_a_text_never_corrects_itself_and_nothing_raises(text: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from([o for o, _ in CORRECTIONS]), st.integers(1, 999))
 def test_the_same_value_restated_is_no_correction(older: str, _: int) -> None:
-    assert replaced(older.replace(".", " now."), older) is None  # "now" and nothing changed
+    assert replaced(older[:-1] + " now.", older) is None  # "now" and nothing changed
 
 
 def _import(records: list[dict]) -> list[dict]:

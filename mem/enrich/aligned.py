@@ -56,6 +56,7 @@ WEEKDAYS = {d + p: d for d in words("monday tuesday wednesday thursday friday sa
 AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
 _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
                       "today currently new") | CHANGE_MARKERS
+_TOLD_CHANGED = _CHANGE_WORDS - words("new set since as of today currently")  # "now", "moved", "renamed", ...
 _IGNORED = (FUNCTION_WORDS | ARTICLES | words("we i you they he she it our us team still please note fyi btw so "
                                               "just really everything anything something half")) - AGES
 _SPELLED = {**{w: d for w, d in NUMBER_WORDS.items() if " " not in w}, "one": "1", "eleven": "11", "a": "1", "an": "1"}
@@ -73,6 +74,7 @@ class Word(NamedTuple):
     surface: str
     type: str | None  # None for a plain word, else the value's type
     parts: frozenset[str] = frozenset()  # the words of a name of several ("stripe billing": stripe, billing)
+    at: int = 0  # where in its clause it starts, in tokens (function words counted)
 
 
 @lru_cache(maxsize=8192)
@@ -91,10 +93,22 @@ def replaced(newer: str, older: str) -> str | None:
     for n in new_clauses:
         for o in old_clauses:
             if swap := _swapped(n, o, new_all, old_all):
-                return swap
+                if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
+                    return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
+                if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
+                    return None  # a file or a command is what a claim is about more often than its value
+                return f"{swap[0].surface} -> {swap[1].surface}"
     return None
 
 
+def _elsewhere(clause: tuple[Word, ...], clauses: tuple[tuple[Word, ...], ...], other: list[Word]) -> bool:
+    """Whether a clause of the text other than ``clause``, one about what the other text says (sharing a
+    word with it), names a word the other text does not."""
+    return any(any(_matched(w, other) for w in c) and not all(_matched(w, other) for w in c)
+               for c in clauses if c is not clause)
+
+
+@lru_cache(maxsize=8192)
 def _said(text: str) -> frozenset[str]:
     """The text's words as written, lowercased (plans and negations are told by the words themselves)."""
     return frozenset(re.findall(r"[a-z]+", _OFF.sub(" disabled ", text.replace("n't", " not")).lower()))
@@ -118,14 +132,16 @@ def _words(part: str) -> tuple[Word, ...]:
             tokens[i:i + 1] = [glued[1], glued[2]]
             token, lower = tokens[i], tokens[i].lower()
         if (number := _number_at(tokens, i)) is not None:
-            word, i = number
+            word = number[0]._replace(at=i)
+            i = number[1]
             if out and out[-1].type and out[-1].type.startswith(("tool", "name")) and word.type == "number":
                 word = word._replace(type="version:" + out[-1].key)  # "Node 20", "pnpm 9": that tool's version
             out.append(word)
             continue
-        word = _typed(token, lower, at_start=not out and i == 0)
+        word = _typed(token, lower, at_start=not out and i == 0)._replace(at=i)
         if _named(word) and out and _named(out[-1]) and i and tokens[i - 1] == out[-1].surface.split()[-1]:
-            word = _name(f"{out.pop().surface} {token}")  # "Stripe Billing", "React Query": one name
+            first = out.pop()  # "Stripe Billing", "React Query": one name
+            word = _name(f"{first.surface} {token}")._replace(at=first.at)
         out.append(word)
         i += 1
     return tuple(w for w in out if w.type or w.surface.lower() not in _IGNORED or w.surface.lower() in NEGATORS)
@@ -270,11 +286,36 @@ def _akin(a: str, b: str) -> bool:
     return a == b or len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5]
 
 
-def _matched(word: Word, others: list[Word]) -> bool:
-    return any(_akin(word.key, o.key) or _same(word, o) for o in others)
+class _Lookup(NamedTuple):
+    """A word list as sets, so that matching a word is a few set lookups (intake asks it of every
+    close neighbour): ``_akin`` is a key or its 5-letter start, ``_same`` a key, a part, or an amount."""
+
+    keys: frozenset[str]
+    starts: frozenset[str]
+    parts: frozenset[str]
+    amounts: tuple[Word, ...]
 
 
-def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word]) -> str | None:
+@lru_cache(maxsize=4096)
+def _lookup(words: tuple[Word, ...]) -> _Lookup:
+    keys = frozenset(w.key for w in words)
+    starts = frozenset(w.key[:5] for w in words if not w.type and len(w.key) >= 5)  # a value is itself or nothing
+    return _Lookup(keys, starts, frozenset(p for w in words for p in w.parts),
+                   tuple(w for w in words if w.type and w.type.startswith("quantity")))
+
+
+def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
+    """Whether ``others`` name ``word``: ``_akin`` or ``_same`` to one of them."""
+    look = _lookup(tuple(others))
+    key = word.key
+    if key in look.keys or not word.type and len(key) >= 5 and key[:5] in look.starts or key in look.parts \
+            or word.parts & look.keys:
+        return True
+    return any(_same(word, o) for o in look.amounts) if word.type and word.type.startswith("quantity") else False
+
+
+def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word]
+             ) -> tuple[Word, Word] | None:
     """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
     newer names a third of the older's words or more; apart from the words around the two values (the
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
@@ -302,19 +343,26 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
                 break
             if w not in (swap[0], swap[1]):
                 return None
-    return f"{swap[0].surface} -> {swap[1].surface}"
+    return swap
 
 
 def _own(side: list[Word], other: list[Word], value: Word) -> list[Word]:
-    """Words of ``side`` the other does not name, beyond the unmatched run around ``value``."""
+    """Words of ``side`` the other does not name, beyond the predicate before ``value`` (a verb precedes
+    its object, a preposition or two between: "*keeps* two weeks", "*expire* after 30 minutes", "are
+    *good* for 2 hours") and a word right after it; not "RabbitMQ for the *auth* service", whose own
+    word after the value names another thing."""
     unmatched = [not _matched(w, other) for w in side]
     at = side.index(value)
     lo = hi = at
-    while lo > 0 and unmatched[lo - 1]:
+    while lo > 0 and unmatched[lo - 1] and side[lo].at - _end(side[lo - 1]) <= 3:
         lo -= 1
-    while hi + 1 < len(side) and unmatched[hi + 1]:
+    while hi + 1 < len(side) and unmatched[hi + 1] and side[hi + 1].at - _end(side[hi]) <= 1:
         hi += 1
     return [w for i, w in enumerate(side) if unmatched[i] and not lo <= i <= hi]
+
+
+def _end(word: Word) -> int:
+    return word.at + len(word.surface.split()) - 1
 
 
 def _denied(clause: tuple[Word, ...], old: list[Word]) -> bool:

@@ -171,11 +171,15 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
     out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at)
-    if incoming is None and not out_of_order and not stored_after and not any(
-            sim >= NEIGHBOUR_MIN for sim in cosine.values()):
-        # every candidate is older than this memory, which reads as no correction and restates no close
-        # neighbour: there is nothing to decide (live intake's memory is the newest: no candidates looked up)
-        return superseded
+    sharers = True
+    if incoming is None and not out_of_order and not stored_after:
+        # every candidate is older than this memory, which reads as no correction: only a close neighbour
+        # it restates with a value swapped or denied can be corrected (``aligned``); with none there is
+        # nothing to decide (live intake's memory is the newest: no candidates looked up)
+        candidates = [other for other, sim in neighbours if sim >= NEIGHBOUR_MIN] if ALIGNED else []
+        if not candidates:
+            return superseded
+        sharers = False
     # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
     # not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the memories stored
     # before it (so bulk intake's finishing pass, with later memories stored already, decides as eager
@@ -190,7 +194,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             # from RAM in a process that looked up a few times (a stream, an import's finishing pass):
             # a word common in the store costs FTS5 ~15 ms at 100k
             candidates += [r for r, _ in ctx.store.bm25_any(terms, LOOKUP, memory.scope) if r < rowid]
-    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates):
+    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates,
+                                                        limit=30 if sharers else 0):
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue
         newer, older = _ordered(rowid, memory, other_rowid, other)

@@ -281,12 +281,12 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
                           limit: int = 30) -> list[tuple[int, Rival]]:
     """Live memories of ``scope`` a correction stored as ``rowid`` may correct: its semantic
     ``neighbours`` (rowids) and the ``limit`` memories sharing most of its entities (each mentioned by
-    at most ``max_fan`` memories). Newest first."""
+    at most ``max_fan`` memories; none for a limit of 0). Newest first."""
     sharers = [int(r[0]) for r in store.conn.execute(
         "SELECT b.memory_rowid FROM memory_entities a JOIN entities e ON e.id = a.entity_id AND e.mention_count <= ? "
         "JOIN memory_entities b ON b.entity_id = a.entity_id AND b.memory_rowid != a.memory_rowid "
         "WHERE a.memory_rowid = ? GROUP BY b.memory_rowid ORDER BY COUNT(*) DESC, b.memory_rowid DESC LIMIT ?",
-        (max_fan, rowid, limit))]
+        (max_fan, rowid, limit))] if limit else []
     wanted = sorted({*sharers, *neighbours} - {rowid})
     if not wanted:
         return []
