@@ -334,7 +334,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
             best = sorted(fused, key=lambda r: (-fused[r], r))[:CAUSAL_TOP]
             links = causal_sources(ctx.store, best, asked)
             if SELF_ANSWERS:
-                links += _self_answers(ctx, best, asked)
+                links += _self_answers(ctx, plan, best, asked)
             fused = answers_first(fused, links)
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
@@ -371,18 +371,25 @@ CURRENT_FIRST = True
 # above those over them that do not. Coding R@1 A .768 -> .779, B .927 -> .938, C and D the same;
 # LoCoMo dev identical (R@1 .408, R@10 .770, every fold). False: the ablation.
 SELF_ANSWERS = True
+# ... and only one the dense channel also ranks among its CAUSAL_TOP: an explanation of something else,
+# fused high on a shared word ("We chose EMQX over Mosquitto because ..." for "why did we choose haversine
+# over map matching?"), answers nothing. False: the ablation.
+SELF_ANSWER_TOPIC = True
 
 
-def _self_answers(ctx: "Context", best: list[int], asked: tuple[str, ...]) -> list[tuple[int, int]]:
+def _self_answers(ctx: "Context", plan: Plan, best: list[int], asked: tuple[str, ...]) -> list[tuple[int, int]]:
     """The best candidates that explain or fix in their own text what a causal question asks, lifted
-    over those above them that do not (``mem.score.causal.self_answers``)."""
-    from mem.score.causal import self_answers
+    over those above them that do not (``mem.score.causal.self_answers``); with ``SELF_ANSWER_TOPIC``,
+    only those the dense channel also ranks among its best."""
+    from mem.score.causal import CAUSAL_TOP, self_answers
     from mem.stages.link import causal_reading
 
     texts = {r: m.text for r, m in ctx.store.by_rowids(best).items()}
     readings = {r: causal_reading(t) for r, t in texts.items()}
     links_in = {r: [reading[0]] for r, reading in readings.items() if reading and reading[1] in ("explains", "resolves")}
-    return self_answers([r for r in best if r in texts], links_in, texts, asked)
+    dense = plan.memo.get("ranking:semantic")
+    on_topic = set(dense.ranked[:CAUSAL_TOP]) if SELF_ANSWER_TOPIC and dense is not None else None
+    return self_answers([r for r in best if r in texts], links_in, texts, asked, on_topic)
 
 
 def check_fusion(fusion: Any) -> str | None:
