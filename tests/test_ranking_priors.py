@@ -293,6 +293,22 @@ def test_a_why_question_ranks_a_note_that_states_its_own_cause_above_one_that_st
     assert search("which page shows prices twice for admins?")[0]["id"] == plain_fact  # not asked why
 
 
+
+# ----------------------------------------------------------------------------- answer shape
+def test_a_how_to_question_ranks_a_procedure_above_a_description_of_the_same_thing() -> None:
+    described, procedure, other = add(
+        {"text": "Transcript search migrated from PostgreSQL full-text search to Meilisearch; the search index "
+                 "of transcripts and its GIN index are gone from the database.", "created_at": "2027-02-16T09:00:00Z"},
+        {"text": "Transcripts stay in PostgreSQL as the source of truth; Meilisearch is only an index and can be "
+                 "rebuilt with `mix marrowgate.reindex_search`.", "created_at": "2027-02-16T09:05:00Z"},
+        {"text": "Run `mix test` before pushing.", "created_at": "2027-02-16T09:10:00Z"},
+    )
+    question = "how do I rebuild the transcript search index from scratch"
+    assert search(question, "--channel=-shape")[0]["id"] == described  # the words match the description best...
+    assert search(question)[0]["id"] == procedure  # ...the memory that says how answers
+    assert search("what happened to the transcript search index?")[0]["id"] == described  # not asked how to
+
+
 @pytest.mark.slow  # the whole of coding set b through MiniLM: ~15 s
 def test_a_why_question_lifts_no_explanation_of_something_else_over_the_memory_it_asks_about(monkeypatch) -> None:
     # coding set b: "We chose EMQX over Mosquitto because ..." is a decision with its reason, fused high on
