@@ -309,6 +309,20 @@ def test_a_how_to_question_ranks_a_procedure_above_a_description_of_the_same_thi
     assert search("what happened to the transcript search index?")[0]["id"] == described  # not asked how to
 
 
+
+def test_a_question_asking_for_a_version_ranks_a_memory_that_states_one_first() -> None:
+    other, versioned = add(
+        {"text": "The Flink jobs checkpoint every 30 s now; the Flink job recoveries after broker restarts "
+                 "replayed too much.", "created_at": "2028-02-10T09:00:00Z"},
+        {"text": "We moved the streaming jobs to 1.19 this week; the Python Table API code didn't need changes.",
+         "created_at": "2028-03-02T09:00:00Z"},
+    )
+    question = "which Flink version do the jobs run"
+    assert search(question, "--channel=-shape")[0]["id"] == other  # "Flink" twice: the words match it best...
+    assert search(question)[0]["id"] == versioned  # ...the one stating a version answers
+    assert search("how do the Flink jobs recover")[0]["id"] == other  # no version asked
+
+
 @pytest.mark.slow  # the whole of coding set b through MiniLM: ~15 s
 def test_a_why_question_lifts_no_explanation_of_something_else_over_the_memory_it_asks_about(monkeypatch) -> None:
     # coding set b: "We chose EMQX over Mosquitto because ..." is a decision with its reason, fused high on
