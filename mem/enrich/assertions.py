@@ -1624,7 +1624,8 @@ def _same_value(a: str, b: str) -> bool:
         return True  # "postgres" vs "postgres 16": a refinement, not a different tool
     if _VERSION.match(short) and long_.startswith(short + "."):
         return True  # "3.12" vs "3.12.1"
-    return False
+    # "launchdarkly" vs "launchdarkly and are reviewed weekly": the same value with more said after it
+    return long_.startswith((short + " and ", short + ", "))
 
 
 _OPEN_PAREN_TAIL = _lazy(r"\s*\(.*$")

@@ -377,8 +377,8 @@ def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]
 
 def _realised(text: str) -> str:
     """``text`` with its unrealised sentences blanked (``lexicon.UNREALISED``: a plan, a proposal, what was
-    weighed and not done): what they name did not change, so they name no old value, no new one and
-    no setting.
+    weighed and not done; a question): what they name did not change, so they name no old value, no new
+    one and no setting.
 
     >>> _realised("Plan: run it at 04:00. Done: moved it to EKS.").strip()
     'Done: moved it to EKS.'
@@ -387,7 +387,8 @@ def _realised(text: str) -> str:
     for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
         sentence = text[start:end]
         tokens = words(re.sub(r"\b(?:than|as) planned\b", "", sentence, flags=re.IGNORECASE))  # a comparison, no plan
-        out.append(" " * len(sentence) if UNREALISED & set(tokens) or tokens[:1] in (["plan"], ["plans"]) else sentence)
+        unrealised = UNREALISED & set(tokens) or tokens[:1] in (["plan"], ["plans"]) or sentence.rstrip().endswith("?")
+        out.append(" " * len(sentence) if unrealised else sentence)  # a question changes nothing either
         start = end
     return "".join(out)
 

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 
 CANDIDATES = 50
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
+ALIGNED = True  # a close neighbour restating the older's claim with one value replaced or denied supersedes it
 # cosine for an open contradicts edge when a correction on a related slot does not clearly replace it;
 # a semantic neighbour is close enough when the correction says what holds now ("Hana has the notifier
 # now" after "Olu owns the notifier service", .62): the edge only orders the two in search, newer first
@@ -162,7 +163,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     correction, supersedes the older if the older states the old value it names (or holds the same
     slot with another number); a close neighbour on the same slot that it does not clearly replace
     gets an open ``contradicts`` edge instead, which search and ``mem verify`` show."""
-    from mem.enrich import corrections
+    from mem.enrich import aligned, corrections
     from mem.store import lifecycle as sql
     from mem.text import content_terms
 
@@ -170,9 +171,10 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
     out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at)
-    if incoming is None and not out_of_order and not stored_after:
-        # every candidate is older than this memory, which reads as no correction: there is nothing to
-        # decide (the common case of live intake, whose memory is the newest: no candidates looked up)
+    if incoming is None and not out_of_order and not stored_after and not any(
+            sim >= NEIGHBOUR_MIN for sim in cosine.values()):
+        # every candidate is older than this memory, which reads as no correction and restates no close
+        # neighbour: there is nothing to decide (live intake's memory is the newest: no candidates looked up)
         return superseded
     # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
     # not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the memories stored
@@ -193,10 +195,12 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             continue
         newer, older = _ordered(rowid, memory, other_rowid, other)
         reading = incoming if newer is memory else corrections.read(newer.text, newer.kind)
-        if reading is None:
-            continue
         sim = cosine.get(other_rowid, 0.0)
-        if corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN):
+        # a close neighbour restating the older's claim with a value replaced or denied (``aligned``)
+        restated = sim >= NEIGHBOUR_MIN and ALIGNED and aligned.replaced(newer.text, older.text)
+        if reading is None and not restated:
+            continue
+        if restated or corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN):
             if _resolve(ctx, newer, older, superseded) and older is memory:
                 break
         elif sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) and corrections.related(reading, older.text):

@@ -1,0 +1,339 @@
+"""A claim told again with its value swapped or denied: a correction read by alignment, not by phrase.
+
+``corrections`` reads a change from its shape ("raised from A to B", "A was replaced by B"). Most
+corrections people write have no such shape: they restate the claim with the new value ("Loki holds 30
+days of logs" after "Loki keeps two weeks of logs"), or deny it ("the PDF export is gone"). What
+makes them corrections is structure:
+
+* **a value swapped**: the two texts hold values of one type (a duration, a size, a count of the same
+  thing, a version or plain number, a time of day, a weekday, a frequency, an identifier, a name),
+  each absent from the other text, in clauses about the same thing: the newer names enough of the
+  older's words, and neither puts a word of its own before the words they share (a qualifier:
+  "the *avatar* upload limit", "*staging* redis", "the *eu* cluster": another thing, not this one);
+* **the claim denied**: a clause of the newer negates the older's words ("not", "no longer", "was
+  removed", "switched off") and names little else.
+
+Neither counts when the newer is a plan, a question or an exception ("might", "next year", "for this
+weekend only"). Stdlib only, pure, cached.
+
+>>> replaced("The web app now runs on Node 22.", "Node version for the web app is 18.")
+'18 -> 22'
+>>> replaced("Loki holds 30 days of logs since the audit.", "Loki keeps two weeks of logs.")
+'two weeks -> 30 days'
+>>> replaced("Avatar uploads are limited to 2 MB.", "The upload limit is 10 MB.") is None
+True
+>>> replaced("The API does not support XML responses anymore.", "The API supports XML responses.")
+'denied'
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import NamedTuple
+
+from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, NUMBER_WORDS, QUANTITY_OF,
+                                TOOLS, UNITS, UNREALISED, VALUE_ALIASES, words)
+from mem.text import stem
+
+# Negators: a word the newer adds to the older's claim ("n't" is read as "not", "switched off" as "disabled").
+NEGATORS = words("not no never none nothing nobody longer anymore without stopped disabled removed dropped gone "
+                 "retired deprecated decommissioned discontinued killed pulled deleted scrapped ditched axed rid "
+                 "sunset sunsetted")
+# What keeps a text from telling what holds now: plans, proposals, questions, exceptions, history ("until
+# 2023", "used to"), and additions to the claim rather than changes of it ("also", "too", "as well").
+NOT_NOW = UNREALISED | words("will would could should may might maybe perhaps plan plans planned planning propose "
+                             "proposal proposed idea thinking tomorrow next temporarily temporary exception except "
+                             "unless if whether trial experiment only roadmap rfc until formerly previously "
+                             "originally initially also too additionally")
+_NOT_NOW_PHRASES = re.compile(r"\b(?:used to|back in|as well|at first)\b", re.IGNORECASE)
+# Words naming the setting rather than the thing set: a restatement may leave them out ("Node version for
+# the web app is 18" -> "the web app now runs on Node 22").
+GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
+FREQUENCIES = {"hourly": "1h", "daily": "1d", "nightly": "1d", "weekly": "1wk", "fortnightly": "2wk",
+               "monthly": "1mo", "quarterly": "3mo", "yearly": "1y", "annually": "1y"}
+WEEKDAYS = {d + p: d for d in words("monday tuesday wednesday thursday friday saturday sunday") for p in ("", "s")}
+AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
+_CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
+                      "today currently new") | CHANGE_MARKERS
+_IGNORED = (FUNCTION_WORDS | ARTICLES | words("we i you they he she it our us team still please note fyi btw so "
+                                              "just really everything anything something half")) - AGES
+_SPELLED = {**{w: d for w, d in NUMBER_WORDS.items() if " " not in w}, "one": "1", "eleven": "11", "a": "1", "an": "1"}
+_TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9]")
+_NUMBER = re.compile(r"\$?(\d+(?:[.,]\d+)*)(k)?$")
+_GLUED = re.compile(r"(\$?\d+(?:\.\d+)?)([a-z%]+)$")
+_IDENT = re.compile(r"[_./:@]")  # a path, host, env var, dotted name ("month-end" is a word)
+_CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
+_OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
+_CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
+
+
+class Word(NamedTuple):
+    key: str  # the stem of a plain word; a value's canonical form
+    surface: str
+    type: str | None  # None for a plain word, else the value's type
+    parts: frozenset[str] = frozenset()  # the words of a name of several ("stripe billing": stripe, billing)
+
+
+@lru_cache(maxsize=8192)
+def replaced(newer: str, older: str) -> str | None:
+    """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None."""
+    if any("?" in t or NOT_NOW & _said(t) or _NOT_NOW_PHRASES.search(t) for t in (newer, older)):
+        return None
+    new_clauses, old_clauses = _clauses(newer), _clauses(older)
+    old_all = [w for c in old_clauses for w in c]
+    if NEGATORS & _said(newer) and not NEGATORS & _said(older):  # a rule told twice ("never X", "no X") denies nothing
+        for clause in new_clauses:
+            if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
+                return "denied"
+        return None
+    new_all = [w for c in new_clauses for w in c]
+    for n in new_clauses:
+        for o in old_clauses:
+            if swap := _swapped(n, o, new_all, old_all):
+                return swap
+    return None
+
+
+def _said(text: str) -> frozenset[str]:
+    """The text's words as written, lowercased (plans and negations are told by the words themselves)."""
+    return frozenset(re.findall(r"[a-z]+", _OFF.sub(" disabled ", text.replace("n't", " not")).lower()))
+
+
+@lru_cache(maxsize=8192)
+def _clauses(text: str) -> tuple[tuple[Word, ...], ...]:
+    """The text's clauses (split at sentence ends, dashes, brackets and commas), each as its content words."""
+    text = _OFF.sub(" disabled ", text.replace("n't", " not"))
+    return tuple(clause for part in _CLAUSE.split(text) if (clause := _words(part)))
+
+
+def _words(part: str) -> tuple[Word, ...]:
+    tokens = _TOKEN.findall(part)
+    out: list[Word] = []
+    i = 0
+    while i < len(tokens):
+        token, lower = tokens[i], tokens[i].lower()
+        glued = _GLUED.match(lower)
+        if glued and glued[2] in UNITS:  # "30s", "25MB", "80%": a number and its unit
+            tokens[i:i + 1] = [glued[1], glued[2]]
+            token, lower = tokens[i], tokens[i].lower()
+        if (number := _number_at(tokens, i)) is not None:
+            word, i = number
+            if out and out[-1].type and out[-1].type.startswith(("tool", "name")) and word.type == "number":
+                word = word._replace(type="version:" + out[-1].key)  # "Node 20", "pnpm 9": that tool's version
+            out.append(word)
+            continue
+        word = _typed(token, lower, at_start=not out and i == 0)
+        if _named(word) and out and _named(out[-1]) and i and tokens[i - 1] == out[-1].surface.split()[-1]:
+            word = _name(f"{out.pop().surface} {token}")  # "Stripe Billing", "React Query": one name
+        out.append(word)
+        i += 1
+    return tuple(w for w in out if w.type or w.surface.lower() not in _IGNORED or w.surface.lower() in NEGATORS)
+
+
+def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
+    """The number at ``tokens[i]`` (digits or spelled out, with its unit or the noun it counts) and
+    where the next word starts; None when there is no number there."""
+    token, lower = tokens[i], tokens[i].lower()
+    unit_at = _unit_at(tokens, i + 1)
+    if lower in ("a", "an"):
+        if unit_at is None:
+            return None
+        half = i > 0 and tokens[i - 1].lower() == "half"
+        return Word(_quantity("0.5" if half else "1", UNITS[tokens[unit_at].lower()]), " ".join(tokens[i:unit_at + 1]),
+                    "quantity:" + _measure(UNITS[tokens[unit_at].lower()])), unit_at + 1
+    number = _SPELLED.get(lower) or (lower.replace(",", "") if _NUMBER.match(lower) else None)
+    if number is None:
+        return None
+    if unit_at is not None:
+        unit = UNITS[tokens[unit_at].lower()]
+        return Word(_quantity(number, unit), " ".join(tokens[i:unit_at + 1]), "quantity:" + _measure(unit)), unit_at + 1
+    noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
+    if noun.isalpha() and noun not in _IGNORED and len(noun) > 2:
+        per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests
+        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), i + 2
+    return Word(_number(number), token, "number"), i + 1
+
+
+def _per(tokens: list[str], i: int) -> str:
+    """"/s" when ``tokens[i:]`` say what a count is per ("per second", "a minute", "/day"), else ""."""
+    if i + 1 < len(tokens) and tokens[i].lower() in ("per", "a", "an", "each", "every"):
+        unit = tokens[i + 1].lower()
+        return "/" + UNITS.get(unit, stem(unit))
+    return ""
+
+
+def _named(word: Word) -> bool:
+    return bool(word.type) and word.type.startswith(("name", "tool"))
+
+
+def _unit_at(tokens: list[str], i: int) -> int | None:
+    """Where the unit of a number before ``i`` is: next, or after one word ("30 idle minutes")."""
+    for j in (i, i + 1):
+        if j < len(tokens) and tokens[j].lower() in UNITS and not (tokens[j].isupper() and len(tokens[j]) == 1):
+            return j
+    return None
+
+
+def _typed(token: str, lower: str, at_start: bool) -> Word:
+    if re.fullmatch(r"\d{1,2}:\d{2}", lower):
+        return Word(lower, token, "clock")
+    if lower in FREQUENCIES:
+        return Word(FREQUENCIES[lower], token, "frequency")
+    if lower in WEEKDAYS:
+        return Word(WEEKDAYS[lower], token, "weekday")
+    if VALUE_ALIASES.get(lower, lower) in TOOLS:
+        return _name(token)
+    if token.startswith("`") or re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
+        return Word(lower.strip("`"), token, "ident:" + _shape(token))
+    if token[0].isupper() and not at_start and lower not in _IGNORED or len(token) > 1 and token.isupper():
+        return _name(token)
+    return Word(stem(lower), token, None)
+
+
+def _shape(token: str) -> str:
+    """What an identifier is, by its shape: a command and an address, or a host and a path, are no rivals."""
+    if token.startswith("`"):
+        return "command"
+    if "://" in token:
+        return "url"
+    if token.startswith(("/", "~")) or "/" in token:
+        return "path"
+    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", token):
+        return "variable"
+    if re.search(r"[a-z]\.[a-z]", token, re.IGNORECASE):
+        return "host"
+    return "other"
+
+
+def _name(surface: str) -> Word:
+    """A name (a known tool typed by its category: two tools of different kinds are no rivals)."""
+    lower = surface.lower()
+    key = VALUE_ALIASES.get(lower, lower)
+    kind = "tool:" + TOOLS[key] if key in TOOLS else "name"
+    return Word(key, surface, kind, frozenset(lower.split()))
+
+
+def _measure(unit: str) -> str:
+    return QUANTITY_OF[unit][0] if unit in QUANTITY_OF else unit
+
+
+def _quantity(number: str, unit: str) -> str:
+    """One key for an amount in its quantity's smallest unit ("2 min" and "120 s" are "120")."""
+    of = QUANTITY_OF.get(unit)
+    try:
+        amount = float(_number(number))
+    except ValueError:
+        return number
+    return f"{amount * (of[1] if of else 1):g}"
+
+
+def _number(text: str) -> str:
+    match = _NUMBER.match(text)
+    if not match:
+        return text
+    digits = match[1].replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", match[1]) else match[1]
+    return f"{float(digits) * 1000:g}" if match[2] and re.fullmatch(r"\d+(?:\.\d+)?", digits) else digits
+
+
+def _same(a: Word, b: Word) -> bool:
+    """One value: the same key, parts of one name, or amounts within 5 % ("1 MB" and "1024 KB")."""
+    if a.key == b.key or a.parts & {b.key} or b.parts & {a.key}:
+        return True
+    if a.type == b.type and a.type and a.type.startswith("quantity"):
+        x, y = float(a.key), float(b.key)
+        return abs(x - y) <= 0.05 * max(abs(x), abs(y))
+    return False
+
+
+def _comparable(a: Word, b: Word, old_keys: set[str], new_keys: set[str]) -> bool:
+    """Two values one setting may take: the same type; a count of a thing both name and a plain number; a
+    version and a plain number; a name and a tool; two counts of one noun (a typo aside)."""
+    ta, tb = a.type or "", b.type or ""
+    if ta == tb:
+        return True
+    kinds = {ta.split(":")[0], tb.split(":")[0]}
+    if kinds == {"name", "tool"}:
+        return True
+    if kinds <= {"count", "number", "version"} and "number" in kinds:
+        typed = ta if ta != "number" else tb
+        noun = typed.split(":", 1)[1]
+        return any(_akin(noun, k) for k in old_keys) and any(_akin(noun, k) for k in new_keys)
+    if ta.startswith("count:") and tb.startswith("count:"):
+        (noun_a, _, per_a), (noun_b, _, per_b) = ta[6:].partition("/"), tb[6:].partition("/")
+        return per_a == per_b and _akin(noun_a, noun_b)
+    return False
+
+
+def _akin(a: str, b: str) -> bool:
+    """One word, by stem or a long common start ("partitions", "partitons"; "minsdk", "minsdkversion")."""
+    return a == b or len(a) >= 5 and len(b) >= 5 and a[:5] == b[:5]
+
+
+def _matched(word: Word, others: list[Word]) -> bool:
+    return any(_akin(word.key, o.key) or _same(word, o) for o in others)
+
+
+def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word]) -> str | None:
+    """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
+    newer names a third of the older's words or more; apart from the words around the two values (the
+    predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
+    "the *orders* table" and "the *users* table"), nor does the older name a value the newer leaves out,
+    nor either put a word of its own before all they share ("*avatar* uploads")."""
+    new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
+    old_left = [w for w in old if w.key not in GENERIC]
+    old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
+    swap = next(((o, n) for o in old_left if o.type and not _matched(o, new_all)
+                 for n in new_left if n.type and not _matched(n, old_all)
+                 and _comparable(o, n, old_keys, new_keys)), None)
+    if swap is None:
+        return None
+    shared = [w for w in old_left if not w.type and _matched(w, new_left)]
+    plain = sum(1 for w in old_left if not w.type)
+    if len(shared) < min(2, plain) or 3 * len(shared) < plain:
+        return None
+    old_own, new_own = (_own(side, other, value) for side, other, value in ((old_left, new_left, swap[0]),
+                                                                            (new_left, old_left, swap[1])))
+    if old_own and new_own or any(w.type for w in old_own):
+        return None
+    for side, other in ((new_left, old_left), (old_left, new_left)):
+        for w in side:
+            if _matched(w, other):
+                break
+            if w not in (swap[0], swap[1]):
+                return None
+    return f"{swap[0].surface} -> {swap[1].surface}"
+
+
+def _own(side: list[Word], other: list[Word], value: Word) -> list[Word]:
+    """Words of ``side`` the other does not name, beyond the unmatched run around ``value``."""
+    unmatched = [not _matched(w, other) for w in side]
+    at = side.index(value)
+    lo = hi = at
+    while lo > 0 and unmatched[lo - 1]:
+        lo -= 1
+    while hi + 1 < len(side) and unmatched[hi + 1]:
+        hi += 1
+    return [w for i, w in enumerate(side) if unmatched[i] and not lo <= i <= hi]
+
+
+def _denied(clause: tuple[Word, ...], old: list[Word]) -> bool:
+    """The clause negates the older's claim: it names two of its words (or one value) and little else,
+    and no word of the older is swapped for another, i.e. the two do not both have words of their own on
+    one side of what they share ("*production* has no debug logging" denies no "*staging* has debug
+    logging", nor "Redis is not used for *sessions*" "Redis is used for *caching*"; "bank transfer is no
+    longer offered at checkout" does deny "customers can pay by bank transfer")."""
+    rest = [w for w in clause if w.surface.lower() not in NEGATORS and w.surface.lower() not in _CHANGE_WORDS]
+    shared = [w for w in rest if _matched(w, old)]
+    if len(shared) < 2 and not any(w.type for w in shared) or 2 * len(shared) < len(rest):
+        return False
+    return not (_sides(rest, old) & _sides(old, rest))
+
+
+def _sides(side: "list[Word] | tuple[Word, ...]", other: "list[Word] | tuple[Word, ...]") -> set[str]:
+    """Where ``side``'s own words sit against the words it shares with ``other``: before, inside, after."""
+    shared = [i for i, w in enumerate(side) if _matched(w, other)]
+    if not shared:
+        return set()
+    return {"before" if i < shared[0] else "after" if i > shared[-1] else "inside"
+            for i, w in enumerate(side) if i not in shared}
