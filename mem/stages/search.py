@@ -401,9 +401,9 @@ def _on_topic(plan: Plan, n: int) -> set[int] | None:
 
 
 def _shape(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
-    """A question that asks how to do something: among the best ``SHAPE_TOP`` candidates, one the dense
-    channel also ranks among its best that holds a procedure (a command, steps) goes just above those
-    over it that do not (``mem.score.answer_shape``)."""
+    """A question that asks how to do something (or for a version, a duration, a cadence, a number): among
+    the best ``SHAPE_TOP`` candidates, one the dense channel also ranks among its best that holds a
+    procedure (that value) goes just above those over it that do not (``mem.score.answer_shape``)."""
     from mem.score.answer_shape import SHAPE_TOP, holding, shape_lifts, wanted_shape
     from mem.score.causal import answers_first
 
