@@ -92,6 +92,25 @@ def test_last_week_uses_event_time_relative_to_now():
     assert all(h["why"]["temporal"]["window"] == "last week" for h in hits[:2])
 
 
+
+@pytest.mark.parametrize("question, now, answer, dated", [
+    # a weekday modifying a noun names a recurring event, not last Friday (12 March 2027 is a Friday)
+    ("What did Saoirse show at the Friday show-and-tell?", "2027-03-12T15:00:00Z",
+     ("Saoirse demoed chapter markers in the web player at Friday's show-and-tell.", "2027-01-15T16:00:00Z"),
+     ("Mateus brought pasteis de nata back from Lisbon for the Friday retro.", "2027-03-12T09:00:00Z")),
+    # "in a week" in a question asking an amount is its period, not the week ahead
+    ("how many marketing pushes can one customer get in a week", "2027-10-14T12:00:00Z",
+     ("The notifier sends at most 3 marketing pushes per customer per week.", "2027-09-27T10:00:00Z"),
+     ("Quarterly planning for the customer notifier team is on 20 October.", "2027-10-07T10:00:00Z")),
+])
+def test_a_form_that_reads_as_a_date_but_names_none_is_no_window(question, now, answer, dated):
+    wanted, other = add({"text": answer[0], "created_at": answer[1]}, {"text": dated[0], "created_at": dated[1]})
+    hits = search(question, "--now", now)
+    assert hits[0]["id"] == wanted and "window" not in hits[0]["why"].get("temporal", {}), hits[0]["why"]
+    days = search(f"what did we do on {dated[1][:10]}", "--now", now)  # a date still names its window
+    assert days[0]["id"] == other and days[0]["why"]["temporal"]["window"] == dated[1][:10]
+
+
 def test_when_question_favours_memories_with_an_event_time():
     dated, undated = add(
         {"text": "The Kafka cluster upgrade happened on 2024-02-03", "created_at": "2024-03-01T00:00:00Z"},

@@ -15,7 +15,7 @@ it: the report says what the question is about, the linked memory answers it. Pu
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 
 CAUSAL_TOP = 5  # best fused candidates whose explanations and fixes are lifted
 LIFT = 1.02  # a linked answer gets at least this times its problem's relevance: just above it
@@ -36,22 +36,30 @@ _LABELLED = {"caused": re.compile(r"\b(?:root )?cause:", re.IGNORECASE), "resolv
 
 
 def self_answers(order: Sequence[int], links_in: Mapping[int, Iterable[str]], texts: Mapping[int, str],
-                 asked: Iterable[str]) -> list[tuple[int, int]]:
+                 asked: Iterable[str], on_topic: Container[int] | None = None) -> list[tuple[int, int]]:
     """``(answer, candidate)`` pairs for :func:`answers_first`: a best candidate that explains or fixes
     in its own text what the question asks for ("X broke because Y", "Cause: ..."; ``links_in``: the
     link types its causal reading gives) answers it before each candidate ranked above it that does
     not: a report with its own cause needs no linked explanation.
 
+    ``on_topic``: the candidates the question's meaning ranks among its best (the dense channel's first
+    ``CAUSAL_TOP``). An explanation answers only about its own subject: one the fusion lifted on a shared
+    word or two ("We chose EMQX over Mosquitto because ..." for "why did we choose haversine over map
+    matching?", 7th by meaning) is not lifted above the memory about haversine that gives its reason
+    with no cue word.
+
     >>> self_answers([1, 2, 3], {3: ["caused"]}, {1: "a", 2: "b", 3: "c"}, ["caused"])
     [(3, 1), (3, 2)]
+    >>> self_answers([1, 2, 3], {3: ["caused"]}, {1: "a", 2: "b", 3: "c"}, ["caused"], on_topic={1, 2})
+    []
     >>> self_answers([1, 2], {}, {1: "x", 2: "Bug: y. Cause: z."}, ["resolved"])
     []
     """
     wanted = set(asked)
 
     def answers(rowid: int) -> bool:
-        return bool(wanted & set(links_in.get(rowid, ()))) or any(
-            _LABELLED[w].search(texts.get(rowid, "")) for w in wanted if w in _LABELLED)
+        return (on_topic is None or rowid in on_topic) and (bool(wanted & set(links_in.get(rowid, ()))) or any(
+            _LABELLED[w].search(texts.get(rowid, "")) for w in wanted if w in _LABELLED))
 
     out: list[tuple[int, int]] = []
     for i, rowid in enumerate(order):

@@ -81,7 +81,7 @@ SPEAKER_PENALTIES: dict[str, float] = {"open-domain": 0.5}
 SELF_PENALTY = 0.25
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
-POST_STEPS = ("speaker", "scene", "causal")
+POST_STEPS = ("speaker", "scene", "causal", "shape")
 FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
@@ -334,8 +334,10 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
             best = sorted(fused, key=lambda r: (-fused[r], r))[:CAUSAL_TOP]
             links = causal_sources(ctx.store, best, asked)
             if SELF_ANSWERS:
-                links += _self_answers(ctx, best, asked)
+                links += _self_answers(ctx, plan, best, asked)
             fused = answers_first(fused, links)
+    if "shape" in names and fused:
+        fused = _shape(ctx, plan, fused)
     statuses = None if query.include_archived else ("active", "cold")
     filters = dict(scope=plan.scope, kinds=query.kinds, tags=query.tags, statuses=statuses,
                    include_superseded=query.include_superseded, since=query.since, until=query.until)
@@ -371,18 +373,48 @@ CURRENT_FIRST = True
 # above those over them that do not. Coding R@1 A .768 -> .779, B .927 -> .938, C and D the same;
 # LoCoMo dev identical (R@1 .408, R@10 .770, every fold). False: the ablation.
 SELF_ANSWERS = True
+# ... and only one the dense channel also ranks among its CAUSAL_TOP: an explanation of something else,
+# fused high on a shared word ("We chose EMQX over Mosquitto because ..." for "why did we choose haversine
+# over map matching?"), answers nothing. False: the ablation.
+SELF_ANSWER_TOPIC = True
 
 
-def _self_answers(ctx: "Context", best: list[int], asked: tuple[str, ...]) -> list[tuple[int, int]]:
+def _self_answers(ctx: "Context", plan: Plan, best: list[int], asked: tuple[str, ...]) -> list[tuple[int, int]]:
     """The best candidates that explain or fix in their own text what a causal question asks, lifted
-    over those above them that do not (``mem.score.causal.self_answers``)."""
-    from mem.score.causal import self_answers
+    over those above them that do not (``mem.score.causal.self_answers``); with ``SELF_ANSWER_TOPIC``,
+    only those the dense channel also ranks among its best."""
+    from mem.score.causal import CAUSAL_TOP, self_answers
     from mem.stages.link import causal_reading
 
     texts = {r: m.text for r, m in ctx.store.by_rowids(best).items()}
     readings = {r: causal_reading(t) for r, t in texts.items()}
     links_in = {r: [reading[0]] for r, reading in readings.items() if reading and reading[1] in ("explains", "resolves")}
-    return self_answers([r for r in best if r in texts], links_in, texts, asked)
+    on_topic = _on_topic(plan, CAUSAL_TOP) if SELF_ANSWER_TOPIC else None
+    return self_answers([r for r in best if r in texts], links_in, texts, asked, on_topic)
+
+
+def _on_topic(plan: Plan, n: int) -> set[int] | None:
+    """The dense channel's first ``n``: what the question's meaning, not a shared word, ranks best (None
+    when it did not run)."""
+    dense = plan.memo.get("ranking:semantic")
+    return set(dense.ranked[:n]) if dense is not None else None
+
+
+def _shape(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
+    """A question that asks how to do something (or for a version, a duration, a cadence, a number): among
+    the best ``SHAPE_TOP`` candidates, one the dense channel also ranks among its best that holds a
+    procedure (that value) goes just above those over it that do not (``mem.score.answer_shape``)."""
+    from mem.score.answer_shape import SHAPE_TOP, holding, shape_lifts, wanted_shape
+    from mem.score.causal import answers_first
+
+    shape = wanted_shape(plan.query.text)
+    if shape is None:
+        return fused
+    best = sorted(fused, key=lambda r: (-fused[r], r))[:SHAPE_TOP]
+    memories = ctx.store.by_rowids(best)
+    # conversation turns (episodes) say what was said, not how a thing is done: never lifted
+    able = holding(shape, {r: m for r, m in memories.items() if m.kind != "episode"})
+    return answers_first(fused, shape_lifts([r for r in best if r in memories], able, _on_topic(plan, SHAPE_TOP)))
 
 
 def check_fusion(fusion: Any) -> str | None:
