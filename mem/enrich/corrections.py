@@ -633,26 +633,28 @@ def _same_slot(reading: Reading, older_text: str, relations: tuple[str, ...]) ->
     return f"same slot, {_show(rivals[0][0])} -> {_show(rivals[0][1])}" if rivals else None
 
 
-def other_value(newer_text: str, older_text: str, asked: str) -> str | None:
+def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = False) -> str | None:
     """A value the newer text states, in a sentence that names the question ``asked``, where the older
     one states another of its type, on a slot that is not another one ("40 ms -> 30 ms"; for a question
     asking who, "Anneke Visser -> Grace Liu"): search's evidence that, for a question both answer, the
     newer says what holds now. No change word and no two shared slot words needed: the question both
-    match says what they are about."""
+    match says what they are about. ``near``: the two are each other's close neighbours, which says so
+    instead; every realised sentence counts, and a number with no unit rivals one of another unit only
+    when the newer reads as a change ("Servers run at 60 now" after "a 30 Hz tick rate")."""
     asked_words = _facts(asked)[2]
-    mine, theirs = (_answering(t, asked_words) for t in (newer_text, older_text))
+    mine, theirs = (_realised(t) if near else _answering(t, asked_words) for t in (newer_text, older_text))
     my_words, their_words = _facts(newer_text)[2], _facts(older_text)[2]
     reading = read(newer_text)
     bare = reading is None or reading.bare
     their_settings = _settings(theirs, plain=True)
     stated = {_quantity(s) for s in their_settings}
-    for new, before in _settings(mine, plain=True).items():
-        if _quantity(new) in stated:
-            continue
-        for old, their_before in their_settings.items():
-            if _same_type(old, new, elided=True) and not _same_program(old, new) and _quantity(old)[1] != _quantity(new)[1] \
-                    and _relation(before, their_before, my_words, their_words, bare) != OTHER:
-                return f"{_show(old)} -> {_show(new)}"
+    for elided in (False, True) if not (near and bare) else (False,):  # a value of its own type first
+        for new, before in _settings(mine, plain=True).items():
+            for old, their_before in their_settings.items():
+                if _quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new) \
+                        and _quantity(old)[1] != _quantity(new)[1] \
+                        and _relation(before, their_before, my_words, their_words, bare) != OTHER:
+                    return f"{_show(old)} -> {_show(new)}"
     if not {"who", "whom", "whose"} & set(words(asked)):
         return None
     people = [{p for p in _names(t) if not _content(p.split()) & asked_words} for t in (mine, theirs)]
