@@ -421,7 +421,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     settings = _settings(text, plain=not bare)
     if bare and not settings:
         return None
-    named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
+    # a value is no slot word, whole or in parts ("pub/sub" and its "pub", "sub")
+    named = set().union(*(v.terms | _content(words(v.text)) for v in (*old, *new))) if old or new else set()
     slot = _facts(text)[0] - named - _CHANGE_STEMS
     return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed),
                    bool(_NOW_RE.search(lowered)))
