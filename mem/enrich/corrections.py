@@ -218,7 +218,7 @@ QUANTITY_WINDOW = 4  # content words of its sentence before a value that name wh
 # ``("1.9", "v kotlin")`` (several versions are often all true: "3.12 is supported as well") and
 # ``(number, "#")`` for a number with no unit ("line length is now 120").
 Setting = tuple["float | str", str]
-COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL = "`", "url", "#", "clock", "day", "channel"
+COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL, NAME = "`", "url", "#", "clock", "day", "channel", "name"
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 # What a value of each type looks like (matched on lowercased text), and how one is written down.
 _VALUE_SHAPES = {
@@ -228,6 +228,10 @@ _VALUE_SHAPES = {
     CHANNEL: (r"(?<![\w&#/])(#[a-z][\w-]*[a-z0-9])", str),  # a chat channel: "#cobalt-help"
     CLOCK: (r"(?<![\w:.])((?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])", lambda v: f"{int(v.split(':')[0]):02d}:{v.split(':')[1]}"),
     DAY: (rf"\b((?i:{_WEEKDAY}(?:s?\s*(?:-|to|through)\s*{_WEEKDAY})?))s?\b", lambda v: "-".join(re.findall(_WEEKDAY, v))),
+    # a hyphenated name whose last word ends in a number ("europe-west4", "us-central1"): one of a series,
+    # whose other members share its letters (the type is the name with its numbers blanked:
+    # "europe-west#"); a number on its own after a hyphen counts items ("BB-231", "dunning-2", "SHA-256")
+    NAME: (r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]+\d+)(?![\w/-])", str),
 }
 _TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
 # The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
@@ -265,7 +269,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
 
     for match in _TYPED.finditer(lowered):
         kind = COMMAND if match.lastgroup == "code" else match.lastgroup
-        put((_VALUE_SHAPES[kind][1](match[match.lastindex + 1]), kind), match.start())
+        value = _VALUE_SHAPES[kind][1](match[match.lastindex + 1])
+        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
@@ -421,8 +426,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     settings = _settings(text, plain=not bare)
     if bare and not settings:
         return None
-    # a value is no slot word, whole or in parts ("pub/sub" and its "pub", "sub")
-    named = set().union(*(v.terms | _content(words(v.text)) for v in (*old, *new))) if old or new else set()
+    # a value is no slot word, in parts or whole ("pub/sub" is its "pub" and "sub" and itself)
+    named = set().union(*(v.terms | _content([t for t in words(v.text) if "/" in t]) for v in (*old, *new)))
     slot = _facts(text)[0] - named - _CHANGE_STEMS
     return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed),
                    bool(_NOW_RE.search(lowered)))
