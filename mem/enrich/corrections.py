@@ -654,12 +654,16 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
     bare = reading is None or reading.bare
     their_settings = _settings(theirs, plain=True)
     stated = {_quantity(s) for s in their_settings}
+    my_settings = _settings(mine, plain=True)
     for elided in (False, True) if not (near and bare) else (False,):  # a value of its own type first
-        for new, before in _settings(mine, plain=True).items():
+        for new, before in my_settings.items():
             for old, their_before in their_settings.items():
+                # a neighbour naming the older value again beside the new one speaks of that very setting
+                # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words
+                # stand before each
                 if _quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new) \
-                        and _quantity(old)[1] != _quantity(new)[1] \
-                        and _relation(before, their_before, my_words, their_words, bare) != OTHER:
+                        and _quantity(old)[1] != _quantity(new)[1] and (near and old in my_settings or _relation(
+                            before, their_before, my_words, their_words, bare) != OTHER):
                     return f"{_show(old)} -> {_show(new)}"
     if not {"who", "whom", "whose"} & set(words(asked)):
         return None
