@@ -98,3 +98,18 @@ def test_a_floated_or_parked_idea_supersedes_nothing(idea: str) -> None:
     done = run_mem("add", "We moved matchmaker ticket events from Pub/Sub to Redis Streams.",
                    "--now", "2026-05-03T09:00:00Z").records[0]
     assert done["supersedes"] == [older["id"]]
+
+
+def test_someone_who_also_does_it_does_not_replace_whoever_did() -> None:
+    older = run_mem("add", "Dmitri Volkov reviews every change to the Easy Anti-Cheat integration.",
+                    "--now", "2026-05-01T09:00:00Z").records[0]
+    newer = run_mem("add", "Rafael Ortega also reviews anti-cheat PRs while we ramp up for season 3.",
+                    "--now", "2026-05-02T09:00:00Z").records[0]
+    hits = run_mem("search", "who reviews anti-cheat code", "--now", "2026-05-03T00:00:00Z").records
+    order = [h["id"] for h in hits]
+    assert order.index(older["id"]) < order.index(newer["id"]) and not any("current" in h["why"] for h in hits)
+
+
+def test_a_year_told_as_when_is_no_setting() -> None:
+    assert set(_settings("In 2026 the servers ran on GameLift; since 2027 they allow 2000 connections.", plain=True)) \
+        == {(2000.0, "connection")}

@@ -243,6 +243,8 @@ _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 # A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
 # "default", whose next word may be a verb ("the retry count defaults to 3").
+# A year told as when ("in 2026", "since 2024"), not a setting.
+_YEAR = re.compile(r"\b(?:in|since|until|during|before|after|of)\s+(?:19|20)\d\d$")
 _COUNTED = re.compile(r"\b(?:max|maximum|min|minimum)\s+(?:number\s+of\s+)?(?P<noun>[a-z]{3,}s)\b")
 
 
@@ -289,7 +291,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
                 put((number, f"v {name[1]}"), match.start())
             elif _RANGE.match(blanked, match.start()):
                 opened.append((float(number), match.start()))
-            elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-"):
+            elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-") \
+                    and not _YEAR.search(blanked, 0, match.end(1)):  # "in 2026 we ran X" dates what it tells
                 put((float(number), PLAIN), match.start())
             continue
         for value in (*(n for n, _ in opened), float(number)):
@@ -667,6 +670,8 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
                     return f"{_show(old)} -> {_show(new)}"
     if not {"who", "whom", "whose"} & set(words(asked)):
         return None
+    # someone who "also" does it joins whoever did ("Rafael also reviews anti-cheat PRs")
+    mine = " ".join(sentence for sentence in _SENTENCE_END.split(mine) if not re.search(r"\b(?:also|as well)\b", sentence))
     people = [{p for p in _names(t) if not _content(p.split()) & asked_words} for t in (mine, theirs)]
     named = {w for p in people[1] for w in p.split()}
     arrived = sorted(p for p in people[0] if not set(p.split()) & named)
