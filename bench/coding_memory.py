@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Eight datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|both|all``, default ``a``; ``both`` is a
+Nine datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -54,6 +54,18 @@ and b; ``--data``/``--queries`` name any other pair):
   and 18 look-alikes that must not supersede (a plan, "considered X but stayed on Y", staging or dev
   values, another service's deadline or another worker's concurrency, "X also reviews", a secondary
   on-call, "in 2026 we ran X").
+* ``i``: Furrowline, the firmware and cloud team of a maker of soil-moisture probes for farms (Zephyr on
+  STM32WL, LoRaWAN with ChirpStack and FUOTA, NestJS on ECS, InfluxDB then Timescale, a React Native app):
+  ``bench/coding_memory_i.jsonl``, 155 memories over 16 sessions (twenty weeks), 154 queries, 59 about
+  superseded facts (41 labeled corrections), written by a helper told not to read the correction rules and
+  committed before any run against it; held out. Corrections with and without a change word or the old
+  value, value before or after the setting's name, other units (3.3 V vs 3200 mV, 20% written 0.2, "half an
+  hour", "two weeks"), handovers and hand-backs (a pager passed on three times), moved hosts, streams, carriers
+  and dashboards, a correction inside other news, chains (15 -> 20 -> 30 minutes, weekly -> fortnightly ->
+  weekly, nightly -> six-hourly -> nightly), three old wiki notes imported after their corrections and one
+  corrected after import; and 27 look-alikes that must not supersede (plans, "looked at X, staying on
+  Y", staging, a pilot in another region, another product's threshold, a one-off swap, "also reviews", a
+  value restated in other units).
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -101,8 +113,9 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "e": (ROOT / "bench" / "coding_memory_e.jsonl", ROOT / "bench" / "coding_memory_e_queries.jsonl"),
         "f": (ROOT / "bench" / "coding_memory_f.jsonl", ROOT / "bench" / "coding_memory_f_queries.jsonl"),
         "g": (ROOT / "bench" / "coding_memory_g.jsonl", ROOT / "bench" / "coding_memory_g_queries.jsonl"),
-        "h": (ROOT / "bench" / "coding_memory_h.jsonl", ROOT / "bench" / "coding_memory_h_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h")}
+        "h": (ROOT / "bench" / "coding_memory_h.jsonl", ROOT / "bench" / "coding_memory_h_queries.jsonl"),
+        "i": (ROOT / "bench" / "coding_memory_i.jsonl", ROOT / "bench" / "coding_memory_i_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -424,8 +437,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
                         help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate), e (Saltmarsh), "
-                             "f (Fernhill), g (Cobalt, held out), h (Skyreach, held out), both (a and b) "
-                             "or all (ignored with --data)")
+                             "f (Fernhill), g (Cobalt, held out), h (Skyreach, held out), i (Furrowline, held out), "
+                             "both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")

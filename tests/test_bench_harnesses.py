@@ -62,7 +62,8 @@ def _in_unit(value: float) -> bool:
                                                                                      ("e", 120, 90, 25),
                                                                                      ("f", 120, 100, 30),
                                                                                      ("g", 120, 100, 25),
-                                                                                     ("h", 130, 90, 20)])
+                                                                                     ("h", 130, 90, 20),
+                                                                                     ("i", 140, 120, 30)])
 def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
                                               min_superseded: int) -> None:
     data, query_path = coding.SETS[which]
@@ -90,6 +91,47 @@ def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, mi
 
 # Corrections no query asks about, on purpose: set e's team lunch moving to Thursdays is small talk.
 UNASKED_CORRECTIONS = {"e": {"e100"}}
+
+
+# The contradiction benches' labels: conflict follows from the type.
+CONFLICT_TYPES = {"update": True, "correction": True, "negation": True, "compatible": False, "lookalike": False}
+
+
+# The sets written after the tuned one: (file, at least this many pairs, conflicts, non-conflicts).
+# The held-out set is never tuned on; the study set is the one the team studies and tunes on next.
+LATER_CONTRADICTION_SETS = [
+    ("contradictions_heldout.jsonl", 170, 100, 60),
+    ("contradictions_study.jsonl", 190, 110, 70),
+]
+
+
+def _contradiction_rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (BENCH / name).read_text().splitlines()]
+
+
+@pytest.mark.parametrize(("name", "pairs", "conflicts", "compatible"), LATER_CONTRADICTION_SETS)
+def test_later_contradiction_set_is_well_formed_and_apart_from_the_others(
+    name: str, pairs: int, conflicts: int, compatible: int
+) -> None:
+    from mem.vocab import KINDS
+
+    rows = _contradiction_rows(name)
+    assert len(rows) >= pairs
+    for row in rows:
+        assert set(row) == {"old", "new", "new_kind", "conflict", "type"}, row
+        assert row["type"] in CONFLICT_TYPES and row["conflict"] is CONFLICT_TYPES[row["type"]], row
+        assert row["new_kind"] in KINDS and row["old"].strip() and row["new"].strip(), row
+    pair_list = [(row["old"], row["new"]) for row in rows]
+    assert len(set(pair_list)) == len(pair_list)
+    assert set(Counter(row["type"] for row in rows)) == set(CONFLICT_TYPES)
+    assert sum(row["conflict"] for row in rows) >= conflicts
+    assert sum(not row["conflict"] for row in rows) >= compatible
+    # written apart: no sentence of this set appears in the tuned set or another later set
+    others = ["contradictions.jsonl", *(other for other, *_ in LATER_CONTRADICTION_SETS if other != name)]
+    sentences = {text for row in rows for text in (row["old"], row["new"])}
+    for other in others:
+        shared = sentences & {text for row in _contradiction_rows(other) for text in (row["old"], row["new"])}
+        assert not shared, (other, shared)
 
 
 def test_coding_harness_figures_are_sane(report: dict, dataset: tuple[list[dict], list[dict]]) -> None:
