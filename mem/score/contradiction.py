@@ -15,7 +15,8 @@ in rank order; the hits between shift down by one) and says so in ``why["contrad
 Where intake saw no change at all ("Sofia Marquez takes model serving questions in the meantime" after
 "Femi Balogun owns model serving": no change word, cosine .30), the question itself says what two hits
 are about: :func:`current_pairs` moves the newer of two that answer it with two values of one type the
-same way, noted in ``why["current"]``.
+same way, noted in ``why["current"]``; so do two hits that are close neighbours, whatever words each
+shares with the question ("Servers run at 60 now" and "a 30 Hz tick rate").
 """
 
 from __future__ import annotations

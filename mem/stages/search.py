@@ -365,7 +365,9 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
 # Two hits that answer the question with two values of one type on one slot: the newer first
 # (``mem.score.contradiction.current_pairs``). Coding R@1 E .874 -> .895, G .841 -> .869, superseded-above-gold
 # E 3 -> 2, F 3 -> 2, G 7 -> 5, held-out H 17 -> 16 (R@1 .680 unchanged); A-D unchanged; LoCoMo never
-# compares (episodes). False: the ablation.
+# compares (episodes). Its near path (close neighbours, ``contradiction.NEAR``; null the ablation): R@1 E
+# .895 -> .905, F .924 -> .933, G .879 -> .888, H .719 -> .766, held-out I .744 -> .750; above H 16 -> 10,
+# I 17 -> 16 (I R@5 .961 -> .955). False: the ablation of both.
 CURRENT_FIRST = True
 
 
