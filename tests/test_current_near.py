@@ -60,6 +60,8 @@ NEAR_LOOK_ALIKES = {
     "another_street": ("The bike profile's base speed on residential streets is 18 km/h.",
                        "The bike profile assumes 22 km/h on separated cycleways.",
                        "how fast does the router assume a bike goes on a normal street"),
+    # another row of one table: the older's very words, every value other
+    "table_row": ("Service number 17 listens on port 8017", "Service number 19 listens on port 8019", "port 8017"),
 }
 
 

@@ -659,15 +659,19 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
     stated = {_quantity(s) for s in their_settings}
     my_settings = _settings(mine, plain=True)
     for elided in (False, True) if not (near and bare) else (False,):  # a value of its own type first
-        for new, before in my_settings.items():
-            for old, their_before in their_settings.items():
-                # a neighbour naming the older value again beside the new one speaks of that very setting
-                # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words
-                # stand before each
-                if _quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new) \
-                        and _quantity(old)[1] != _quantity(new)[1] and (near and old in my_settings or _relation(
-                            before, their_before, my_words, their_words, bare) != OTHER):
-                    return f"{_show(old)} -> {_show(new)}"
+        # a neighbour naming the older value again beside the new one speaks of that very setting
+        # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words stand
+        # before each
+        found = [(old, new) for new, before in my_settings.items() for old, their_before in their_settings.items()
+                 if _quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new)
+                 and _quantity(old)[1] != _quantity(new)[1] and (near and old in my_settings or _relation(
+                     before, their_before, my_words, their_words, bare) != OTHER)]
+        # a neighbour's value that rivals two of the older's says no one of them changed; one in the older's
+        # very words with every value other is another row of a table ("Service number 19 listens on port
+        # 8019" beside number 17 on 8017), not a change of it
+        found = [(old, new) for old, new in found if not near or [n for _, n in found].count(new) == 1]
+        if found and not (near and len(found) > 1 and my_words == their_words):
+            return f"{_show(found[0][0])} -> {_show(found[0][1])}"
     if not {"who", "whom", "whose"} & set(words(asked)):
         return None
     # someone who "also" does it joins whoever did ("Rafael also reviews anti-cheat PRs")
