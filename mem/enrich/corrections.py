@@ -218,7 +218,7 @@ QUANTITY_WINDOW = 4  # content words of its sentence before a value that name wh
 # ``("1.9", "v kotlin")`` (several versions are often all true: "3.12 is supported as well") and
 # ``(number, "#")`` for a number with no unit ("line length is now 120").
 Setting = tuple["float | str", str]
-COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL = "`", "url", "#", "clock", "day", "channel"
+COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL, NAME = "`", "url", "#", "clock", "day", "channel", "name"
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 # What a value of each type looks like (matched on lowercased text), and how one is written down.
 _VALUE_SHAPES = {
@@ -228,6 +228,10 @@ _VALUE_SHAPES = {
     CHANNEL: (r"(?<![\w&#/])(#[a-z][\w-]*[a-z0-9])", str),  # a chat channel: "#cobalt-help"
     CLOCK: (r"(?<![\w:.])((?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])", lambda v: f"{int(v.split(':')[0]):02d}:{v.split(':')[1]}"),
     DAY: (rf"\b((?i:{_WEEKDAY}(?:s?\s*(?:-|to|through)\s*{_WEEKDAY})?))s?\b", lambda v: "-".join(re.findall(_WEEKDAY, v))),
+    # a hyphenated name whose last word ends in a number ("europe-west4", "us-central1"): one of a series,
+    # whose other members share its letters (the type is the name with its numbers blanked:
+    # "europe-west#"); a number on its own after a hyphen counts items ("BB-231", "dunning-2", "SHA-256")
+    NAME: (r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]+\d+)(?![\w/-])", str),
 }
 _TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
 # The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
@@ -239,6 +243,8 @@ _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 # A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
 # "default", whose next word may be a verb ("the retry count defaults to 3").
+# A year told as when ("in 2026", "since 2024"), not a setting.
+_YEAR = re.compile(r"\b(?:in|since|until|during|before|after|of)\s+(?:19|20)\d\d$")
 _COUNTED = re.compile(r"\b(?:max|maximum|min|minimum)\s+(?:number\s+of\s+)?(?P<noun>[a-z]{3,}s)\b")
 
 
@@ -265,7 +271,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
 
     for match in _TYPED.finditer(lowered):
         kind = COMMAND if match.lastgroup == "code" else match.lastgroup
-        put((_VALUE_SHAPES[kind][1](match[match.lastindex + 1]), kind), match.start())
+        value = _VALUE_SHAPES[kind][1](match[match.lastindex + 1])
+        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
@@ -284,7 +291,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
                 put((number, f"v {name[1]}"), match.start())
             elif _RANGE.match(blanked, match.start()):
                 opened.append((float(number), match.start()))
-            elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-"):
+            elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-") \
+                    and not _YEAR.search(blanked, 0, match.end(1)):  # "in 2026 we ran X" dates what it tells
                 put((float(number), PLAIN), match.start())
             continue
         for value in (*(n for n, _ in opened), float(number)):
@@ -422,7 +430,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     settings = _settings(text, plain=not bare)
     if bare and not settings:
         return None
-    named = set().union(*(v.terms for v in (*old, *new))) if old or new else set()
+    # a value is no slot word, in parts or whole ("pub/sub" is its "pub" and "sub" and itself)
+    named = set().union(*(v.terms | _content([t for t in words(v.text) if "/" in t]) for v in (*old, *new)))
     slot = _facts(text)[0] - named - _CHANGE_STEMS
     return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed),
                    bool(_NOW_RE.search(lowered)))
@@ -634,28 +643,40 @@ def _same_slot(reading: Reading, older_text: str, relations: tuple[str, ...]) ->
     return f"same slot, {_show(rivals[0][0])} -> {_show(rivals[0][1])}" if rivals else None
 
 
-def other_value(newer_text: str, older_text: str, asked: str) -> str | None:
+def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = False) -> str | None:
     """A value the newer text states, in a sentence that names the question ``asked``, where the older
     one states another of its type, on a slot that is not another one ("40 ms -> 30 ms"; for a question
     asking who, "Anneke Visser -> Grace Liu"): search's evidence that, for a question both answer, the
     newer says what holds now. No change word and no two shared slot words needed: the question both
-    match says what they are about."""
+    match says what they are about. ``near``: the two are each other's close neighbours, which says so
+    instead; every realised sentence counts, and a number with no unit rivals one of another unit only
+    when the newer reads as a change ("Servers run at 60 now" after "a 30 Hz tick rate")."""
     asked_words = _facts(asked)[2]
-    mine, theirs = (_answering(t, asked_words) for t in (newer_text, older_text))
+    mine, theirs = (_realised(t) if near else _answering(t, asked_words) for t in (newer_text, older_text))
     my_words, their_words = _facts(newer_text)[2], _facts(older_text)[2]
     reading = read(newer_text)
     bare = reading is None or reading.bare
     their_settings = _settings(theirs, plain=True)
     stated = {_quantity(s) for s in their_settings}
-    for new, before in _settings(mine, plain=True).items():
-        if _quantity(new) in stated:
-            continue
-        for old, their_before in their_settings.items():
-            if _same_type(old, new, elided=True) and not _same_program(old, new) and _quantity(old)[1] != _quantity(new)[1] \
-                    and _relation(before, their_before, my_words, their_words, bare) != OTHER:
-                return f"{_show(old)} -> {_show(new)}"
+    my_settings = _settings(mine, plain=True)
+    for elided in (False, True) if not (near and bare) else (False,):  # a value of its own type first
+        # a neighbour naming the older value again beside the new one speaks of that very setting
+        # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words stand
+        # before each
+        found = [(old, new) for new, before in my_settings.items() for old, their_before in their_settings.items()
+                 if _quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new)
+                 and _quantity(old)[1] != _quantity(new)[1] and (near and old in my_settings or _relation(
+                     before, their_before, my_words, their_words, bare) != OTHER)]
+        # a neighbour's value that rivals two of the older's says no one of them changed; one in the older's
+        # very words with every value other is another row of a table ("Service number 19 listens on port
+        # 8019" beside number 17 on 8017), not a change of it
+        found = [(old, new) for old, new in found if not near or [n for _, n in found].count(new) == 1]
+        if found and not (near and len(found) > 1 and my_words == their_words):
+            return f"{_show(found[0][0])} -> {_show(found[0][1])}"
     if not {"who", "whom", "whose"} & set(words(asked)):
         return None
+    # someone who "also" does it joins whoever did ("Rafael also reviews anti-cheat PRs")
+    mine = " ".join(sentence for sentence in _SENTENCE_END.split(mine) if not re.search(r"\b(?:also|as well)\b", sentence))
     people = [{p for p in _names(t) if not _content(p.split()) & asked_words} for t in (mine, theirs)]
     named = {w for p in people[1] for w in p.split()}
     arrived = sorted(p for p in people[0] if not set(p.split()) & named)

@@ -321,7 +321,7 @@ after all
 # Words that keep a sentence's change unrealised: a plan, a proposal, an option weighed and not taken
 # ("Plan: run it at 04:00 instead of 02:00", "the bump is postponed", "we considered X but stayed"); "plan"
 # itself only opening its sentence ("the free plan now allows 3 shows" is a product plan).
-UNREALISED = words("planned postpone postponed consider considered considering might maybe evaluating proposed")
+UNREALISED = words("planned postpone postponed consider considered considering might maybe evaluating proposed floated parked")
 
 # Numbers spelled out, read as digits before a unit ("cut access tokens to ten minutes").
 NUMBER_WORDS = table("""

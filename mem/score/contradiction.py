@@ -15,15 +15,20 @@ in rank order; the hits between shift down by one) and says so in ``why["contrad
 Where intake saw no change at all ("Sofia Marquez takes model serving questions in the meantime" after
 "Femi Balogun owns model serving": no change word, cosine .30), the question itself says what two hits
 are about: :func:`current_pairs` moves the newer of two that answer it with two values of one type the
-same way, noted in ``why["current"]``.
+same way, noted in ``why["current"]``; so do two hits that are close neighbours, whatever words each
+shares with the question ("Servers run at 60 now" and "a 30 Hz tick rate").
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from mem.records import Hit
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def inherit(fused: dict[int, float], successor: dict[int, int]) -> dict[int, float]:
@@ -74,30 +79,38 @@ def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, ...]], *, key: s
 
 # Hits compared for current truth: the page a user reads (a correction ranked 11th helps nobody).
 CURRENT_WINDOW = 10
+# Cosine at which two hits are about one thing whatever words the question shares with each ("Servers
+# run at 60 now" and "a 30 Hz tick rate", .56, for "what tick rate do production servers use"). Chosen
+# on sets a-g (their pairs that reorder are .59-.82; .54 put "at 50 one partner's requests" over a rate
+# limit); None: the question's words only.
+NEAR = 0.55
 
 
-def current_pairs(hits: Sequence[Hit], asked: str) -> list[tuple[str, str, str]]:
+def current_pairs(hits: Sequence[Hit], asked: str,
+                  vectors: "Mapping[str, np.ndarray] | None" = None) -> list[tuple[str, str, str]]:
     """``(newer id, older id, reason)`` for hits that answer the question ``asked`` with two values of one
     type on one slot (``corrections.other_value``): the newer says what holds now. The question says
     what both are about: the older names two or more of its words and the newer every one of those
     ("the email queue: 10 jobs" does not answer what "the transcription queue: 4 jobs" answers about
-    the transcription queue). Conversation turns (episodes) say what was said, not what holds, and
-    are never compared."""
+    the transcription queue); or, with the hits' unit ``vectors``, the two are close neighbours (cosine
+    ``NEAR``), which says it whatever words each shares with the question. Conversation turns
+    (episodes) say what was said, not what holds, and are never compared."""
     from mem.enrich.corrections import other_value, words_named
 
     page = [h for h in hits[:CURRENT_WINDOW] if h.memory.kind not in ("episode",)]
     named = {h.memory.id: words_named(asked, h.memory.text) for h in page}
+    vectors = vectors or {}
     out = []
     for i, older in enumerate(page):
         theirs = named[older.memory.id]
-        if len(theirs) < 2:
-            continue
         for newer in page[i + 1:]:
-            if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope \
-                    or not theirs <= named[newer.memory.id]:
+            if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope:
                 continue
-            change = other_value(newer.memory.text, older.memory.text, asked)
+            asks_both = len(theirs) >= 2 and theirs <= named[newer.memory.id]
+            near = not asks_both and NEAR is not None and older.memory.id in vectors and newer.memory.id in vectors \
+                and float(vectors[older.memory.id] @ vectors[newer.memory.id]) >= NEAR
+            change = (asks_both or near) and other_value(newer.memory.text, older.memory.text, asked, near=near)
             if change:
-                out.append((newer.memory.id, older.memory.id,
-                            f"newer memory states another value for what both answer ({change}); the older ranks below it"))
+                why = "states another value for what both answer" if asks_both else "is a close neighbour stating another value"
+                out.append((newer.memory.id, older.memory.id, f"newer memory {why} ({change}); the older ranks below it"))
     return out
