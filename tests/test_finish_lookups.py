@@ -1,5 +1,6 @@
-"""``lifecycle.Arrivals`` (the finishing pass's "stored later", carried from batch to batch) answers as
-the SQL statement ``lifecycle.arrival`` does, whatever other connections commit between batches."""
+"""The finishing pass's lookups answer as their plain statements: ``lifecycle.Arrivals`` ("stored later",
+carried from batch to batch) as ``lifecycle.arrival``, whatever other connections commit between
+batches; ``graph.recent_in_scope`` (two seeks) as one range of the (scope, created_at) index."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mem.store import Store
+from mem.store.graph import recent_in_scope
 from mem.store.lifecycle import Arrivals, arrival
 
 SCOPES = ["a", "b", "c"]
@@ -101,3 +103,20 @@ def test_a_commit_between_batches_is_seen(stores) -> None:
     other.commit()
     with store.write():
         assert arrivals.batch([4]) == {4: False} == _sql_answers(store, [4])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(row, min_size=1, max_size=60), limit=st.integers(1, 10))
+def test_recent_in_scope_answers_as_one_range(stores, rows, limit) -> None:
+    store, other = stores
+    other.execute("DELETE FROM memories")
+    other.commit()
+    for scope, created in rows:
+        _insert(other, scope, created)
+    other.commit()
+    for rowid, scope, created in store.conn.execute("SELECT rowid, scope, created_at FROM memories").fetchall():
+        for at in (created, TIMES[len(TIMES) // 2]):
+            plain = [r for (r,) in store.conn.execute(
+                "SELECT rowid FROM memories WHERE scope = ? AND created_at <= ? AND rowid < ? "
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?", (scope, at, rowid + 1, limit))]
+            assert recent_in_scope(store, scope, at, rowid + 1, limit) == plain
