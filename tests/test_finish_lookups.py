@@ -35,6 +35,14 @@ def _insert(conn, scope: str, created: str) -> None:
                  "VALUES (lower(hex(randomblob(8))), 't', ?, ?, ?, 'h')", (scope, created, created))
 
 
+def _refill(conn, rows: list[tuple[str, str]]) -> None:
+    """The memories table holds ``rows`` (scope, created_at) alone, rowids from 1."""
+    conn.execute("DELETE FROM memories")
+    for scope, created in rows:
+        _insert(conn, scope, created)
+    conn.commit()
+
+
 def _apply(conn, op: tuple) -> None:
     rowids = [r for (r,) in conn.execute("SELECT rowid FROM memories ORDER BY rowid")]
     if op[0] == "insert":
@@ -69,11 +77,7 @@ def _sql_answers(store: Store, rowids: list[int]) -> dict[int, bool]:
        sizes=st.lists(st.integers(1, 9), min_size=1, max_size=12), changes=st.lists(change, max_size=12))
 def test_arrivals_answer_as_the_statement_does(stores, rows, pending_every, sizes, changes) -> None:
     store, other = stores
-    other.execute("DELETE FROM memories")
-    other.commit()
-    for scope, created in rows:
-        _insert(other, scope, created)
-    other.commit()
+    _refill(other, rows)
     pending = [r for (r,) in other.execute("SELECT rowid FROM memories ORDER BY rowid")][::pending_every]
     arrivals, at = Arrivals(store), 0
     for i, size in enumerate(sizes):
@@ -109,11 +113,7 @@ def test_a_commit_between_batches_is_seen(stores) -> None:
 @given(rows=st.lists(row, min_size=1, max_size=60), limit=st.integers(1, 10))
 def test_recent_in_scope_answers_as_one_range(stores, rows, limit) -> None:
     store, other = stores
-    other.execute("DELETE FROM memories")
-    other.commit()
-    for scope, created in rows:
-        _insert(other, scope, created)
-    other.commit()
+    _refill(other, rows)
     for rowid, scope, created in store.conn.execute("SELECT rowid, scope, created_at FROM memories").fetchall():
         for at in (created, TIMES[len(TIMES) // 2]):
             plain = [r for (r,) in store.conn.execute(
