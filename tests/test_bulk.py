@@ -265,6 +265,34 @@ def test_bulk_import_bench_harness_runs_and_both_builds_agree(tmp_path: Path) ->
     assert eager["counts"] == bulk["counts"] and eager["counts"][0] > 0
 
 
+def test_finish_window_times_the_pass_and_leaves_the_database_as_it_was(tmp_path: Path) -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_bulk_import", ROOT / "bench/bulk_import.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    db = tmp_path / "b.db"
+    bench.build(db, list(memory_texts(150)), "hash", bulk=True, finishing=False)
+
+    def state() -> tuple[int, int, int]:
+        conn = sqlean.connect(str(db))
+        try:
+            return conn.execute("SELECT (SELECT COUNT(*) FROM pending_links), (SELECT COUNT(*) FROM edges), "
+                                "(SELECT COUNT(*) FROM assertions)").fetchone()
+        finally:
+            conn.close()
+
+    before = state()
+    spec = importlib.util.spec_from_file_location("bench_finish_window", ROOT / "bench/finish_window.py")
+    assert spec is not None and spec.loader is not None
+    window = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(window)
+    got = window.window(str(db), 101, 1)
+    assert before[0] == 150 and got["memories"] == 50 and len(got["batches"]) == 1
+    assert state() == before  # rolled back
+
+
 def test_intake_ratio_harness_runs(capsys) -> None:
     """bench/scale.py --intake-ratio: intake and bulk against the embedder alone, printed per round."""
     import importlib.util

@@ -115,8 +115,12 @@ def test_cells_follow_new_rows_and_a_reloaded_matrix(small_cells: None, monkeypa
 
 def test_bulk_gate_decides_as_the_scan_does(mem, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """A few thousand texts with planted near duplicates, imported with the cells (small thresholds, so
-    they serve from the second chunk on) and without: the same outcome for every line."""
-    from mem.stages import add
+    they serve from the second chunk on) and without: the same outcome for every line.
+
+    The graph is left pending, as an import killed after its last chunk leaves it: the cells serve the
+    gate's floors only (the finishing pass searches at 0.5, below ``cells.MIN_FLOOR``, by the same code
+    in both runs), and finishing 2,500 memories twice was 85 % of this test's time."""
+    from mem.stages import add, finish
 
     texts = list(memory_texts(2400, seed=21))
     planted = []
@@ -126,6 +130,7 @@ def test_bulk_gate_decides_as_the_scan_does(mem, monkeypatch: pytest.MonkeyPatch
         planted.append(" ".join(words) + ("!" if i % 3 else " indeed"))
     records = "".join(json.dumps({"text": t}) + "\n" for t in texts + planted)
     monkeypatch.setattr(add, "BULK_CHUNK", 400)
+    monkeypatch.setattr(finish, "run", lambda ctx, **_: {})
     outcomes = {}
     for name, min_floor in (("cells", cells.MIN_FLOOR), ("scan", 2.0)):
         with monkeypatch.context() as m:

@@ -162,7 +162,11 @@ def test_no_worker_outlives_an_interrupted_intake(how: str, start: str, tmp_path
     command[2] = command[2].replace("intake_worker.MIN_RECORDS", f"intake_worker.START = {start!r}; "
                                     "intake_worker.MIN_RECORDS")
     with source.open("rb") as stdin:
-        proc = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        # Ctrl-C's default action, as in a terminal's foreground job: a test runner started in the
+        # background of a non-interactive shell ignores SIGINT, and its children inherit that (mem then
+        # rightly ignores it, and imports all 20,000 records)
+        proc = subprocess.Popen(command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not (workers := _children_of(proc.pid)):

@@ -33,6 +33,7 @@ CHUNK = 256  # records per write transaction: a concurrent writer waits for at m
 # Bulk intake commits larger chunks: each index page a chunk touches is written once for more rows,
 # and there are fewer per-chunk lookups and commits (bench/README.md, "Bulk import").
 BULK_CHUNK = 2048
+PRODUCT_BLOCK = 256  # drafts whose products with the chunk's earlier drafts are made together (_Chunk._products)
 NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 # From this many drafts a chunk indexes its text in batches (``Store.bulk_writes``): that costs a few
 # statements a chunk, so a single add keeps the per-row trigger.
@@ -375,9 +376,11 @@ class _Chunk:
         # rowid -> public id of every neighbour, for the see_also edges
         self.ids = ids_of(store, sorted({rowid for hits in found for rowid, _ in hits})) if not self.links_later else {}
         self.stored: dict[str, dict[int, int]] = {}  # scope -> {vector row: rowid} of drafts stored in this chunk
-        # which pairs of the chunk's vectors may reach the floor (float32 products), made when first needed
-        self.close: "np.ndarray | None" = None
-        self.products: "np.ndarray | None" = None  # the chunk's vectors' float32 products with each other
+        # block -> the float32 products of its rows with every row up to its end, and which may reach the
+        # floor: a draft is compared with earlier drafts only, so the blocks left of the diagonal are all
+        # it needs (about half the chunk's square; made when first needed)
+        self.products: dict[int, tuple[Any, Any]] = {}
+        self.norms: "np.ndarray | None" = None
         self.new_vectors: list[tuple[int, str, Any]] = []
         self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
@@ -401,17 +404,32 @@ class _Chunk:
             # the exact cosine (``cosines``), so the result is what scoring every one exactly gives.
             import numpy as np
 
-            if self.close is None:
-                norms = np.linalg.norm(self.vectors, axis=1)
-                self.products = self.vectors @ self.vectors.T
-                self.close = self.products >= self.floor - SLACK * np.maximum(1.0, np.outer(norms, norms))
-            rows = np.asarray([r for r in np.flatnonzero(self.close[row]).tolist() if r in same], dtype=np.int64)
+            products, close = self._products(row)
+            rows = np.asarray([r for r in np.flatnonzero(close[:row]).tolist() if r in same], dtype=np.int64)
             if len(rows):
-                rows = contenders(rows, self.products[row], None, self.vectors, self.vectors[row], NEIGHBOURS, self.floor)
+                rows = contenders(rows, products, None, self.vectors, self.vectors[row], NEIGHBOURS, self.floor)
                 earlier = ranked([same[r] for r in rows.tolist()], cosines(self.vectors[rows], self.vectors[row]),
                                  NEIGHBOURS, self.floor)
                 found = sorted(found + earlier, key=lambda hit: (-hit[1], hit[0]))
         return found[:NEIGHBOURS]
+
+    def _products(self, row: int) -> tuple[Any, Any]:
+        """Vector ``row``'s float32 products with the chunk's rows up to its block's end, and which of
+        them may reach the floor (within SLACK of it: the exact cosines decide)."""
+        import numpy as np
+
+        from mem.stages.neighbours import SLACK
+
+        block, start = divmod(row, PRODUCT_BLOCK)
+        if block not in self.products:
+            if self.norms is None:
+                self.norms = np.linalg.norm(self.vectors, axis=1)
+            low, high = row - start, min(row - start + PRODUCT_BLOCK, len(self.vectors))
+            products = self.vectors[low:high] @ self.vectors[:high].T
+            bar = self.floor - SLACK * np.maximum(1.0, np.outer(self.norms[low:high], self.norms[:high]))
+            self.products[block] = (products, products >= bar)
+        products, close = self.products[block]
+        return products[start], close[start]
 
     def remember(self, draft: Draft, rowid: int) -> None:
         """``draft`` was stored as ``rowid``: later drafts of the chunk see it as a duplicate or a neighbour."""

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
     from mem.records import Memory
     from mem.stages.context import Context
+    from mem.store.lifecycle import Arrivals
 
 BATCH = 500  # pending memories finished per transaction (a kill loses at most one batch of work)
 
@@ -47,22 +48,26 @@ def waiting(ctx: "Context") -> int:
 
 def run(ctx: "Context", *, batch: int = BATCH) -> dict[str, Finished]:
     """Finish every pending memory, lowest rowid first; returns memory id -> what linking did."""
+    from mem.store.lifecycle import Arrivals
+
     out: dict[str, Finished] = {}
+    arrivals = Arrivals(ctx.store)
     while True:
         with ctx.store.write():  # read inside the write lock: two finishing passes never take the same rows
             rows = pending.first(ctx.store, batch)
             if rows:
-                _finish(ctx, rows, out)
+                _finish(ctx, rows, out, arrivals)
                 pending.done(ctx.store, [rowid for rowid, _ in rows])
         if len(rows) < batch:
             return out
 
 
-def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, Finished]) -> None:
+def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, Finished], arrivals: "Arrivals") -> None:
     import orjson
 
     store = ctx.store
     memories = store.by_rowids([rowid for rowid, _ in rows])
+    later = arrivals.batch([rowid for rowid, _ in rows])
     found, matrix = store.vectors_for(list(memories))
     vectors = dict(zip(found, matrix))
     history: list[int] = []  # rowids of the batch's memories that came in superseded
@@ -76,7 +81,8 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
         neighbours = searched.get(rowid) if stored is None else [(int(r), float(sim)) for r, sim in orjson.loads(stored)]
         link.after_insert(ctx, rowid, memory, vectors.get(rowid), entities=link.entities_of(memory),
                           neighbours=neighbours, entity_rows=entity_rows)
-        superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours)
+        superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours,
+                                     later=later.get(rowid))
         status, superseded = supersede.resolve_status(superseded, memory.id)
         out[memory.id] = Finished(status, superseded)
         if status == "superseded":

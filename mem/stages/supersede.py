@@ -99,12 +99,13 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
 
 
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
-          neighbours: "Sequence[tuple[int, float]] | None" = None) -> list[str]:
+          neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None) -> list[str]:
     """Called inside the intake write transaction after insert (and after its entities are linked);
     returns the ids superseded.
 
     ``found``: the memory's assertions when already extracted (``assertions_of``); ``neighbours``:
-    its nearest stored memories (rowid, cosine) when intake looked them up.
+    its nearest stored memories (rowid, cosine) when intake looked them up; ``later``: whether a memory
+    of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``).
 
     Two passes: rival assertions on the same slot (``conflict_candidates``), then corrections read
     from structure (``_corrections``). The list contains ``memory.id`` itself when the incoming
@@ -130,7 +131,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
             if _overlap(memory, other) and supersedes(newer.text, older.text, newer.kind) \
                     and _resolve(ctx, newer, older, superseded) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
-    return _corrections(ctx, rowid, memory, neighbours or [], superseded)
+    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later)
 
 
 def _ordered(rowid: int, memory: "Memory", other_rowid: int, other: Any) -> tuple[Any, Any]:
@@ -157,7 +158,7 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str]) -> b
 
 
 def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
-                 superseded: list[str]) -> list[str]:
+                 superseded: list[str], later: bool | None = None) -> list[str]:
     """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
     neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
     correction, supersedes the older if the older states the old value it names (or holds the same
@@ -170,7 +171,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
-    out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at)
+    out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later)
     sharers = True
     if incoming is None and not out_of_order and not stored_after:
         # every candidate is older than this memory, which reads as no correction: only a close neighbour

@@ -194,6 +194,11 @@ class Store:
     def _writable(self) -> bool:
         return os.access(self.path, os.W_OK)
 
+    def data_version(self) -> int | None:
+        """A number that changes when another connection commits (SQLite's ``data_version``): what this
+        connection read earlier still holds while it stays the same; None where there is no such number."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def _before_migrations(self) -> None:
         """What a database needs before its pending migrations run (nothing, on SQLite)."""
 

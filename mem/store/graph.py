@@ -118,13 +118,20 @@ def recent_mentioners(store: "Store", entity_id: int, before_rowid: int, limit: 
 def recent_in_scope(store: "Store", scope: str, created_at: str, rowid: int, limit: int) -> list[int]:
     """The latest ``limit`` memories of ``scope`` created at or before ``created_at`` and stored before
     ``rowid`` (what intake of ``rowid`` saw: a bulk import's finishing pass runs once later rows
-    exist): one range of the (scope, created_at) index, however large the scope."""
-    rows = store.conn.execute(
-        "SELECT rowid FROM memories WHERE scope = ? AND created_at <= ? AND rowid < ? "
-        "ORDER BY created_at DESC LIMIT ?",
-        (scope, created_at, rowid, limit),
-    )
-    return [int(r[0]) for r in rows]
+    exist), newest first, ties by rowid, newest stored first.
+
+    Two seeks of the (scope, created_at) index, whose entries of one ``created_at`` are in rowid order:
+    the ties first, up to ``rowid``. As one range (``created_at <= ?``, newest first) the walk passed
+    every tie stored after ``rowid`` before the first it kept: O(n - r) for memory r in the finishing
+    pass of an import that shares one creation time (22 ms at rowid 10 of a 50k-memory slice)."""
+    rows = [int(r) for (r,) in store.conn.execute(
+        "SELECT rowid FROM memories WHERE scope = ? AND created_at = ? AND rowid < ? ORDER BY rowid DESC LIMIT ?",
+        (scope, created_at, rowid, limit))]
+    if len(rows) < limit:
+        rows += [int(r) for (r,) in store.conn.execute(
+            "SELECT rowid FROM memories WHERE scope = ? AND created_at < ? AND rowid < ? "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?", (scope, created_at, rowid, limit - len(rows)))]
+    return rows
 
 
 def brief(store: "Store", rowids: Sequence[int]) -> dict[int, tuple[str, str, str, str]]:

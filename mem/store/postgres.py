@@ -336,6 +336,9 @@ class PgStore(Store):
             raise
         return store
 
+    def data_version(self) -> int | None:
+        return None  # no cheap equivalent: callers read again what they would have carried
+
     # ---------------------------------------------------------------------------- schema
     def schema_version(self) -> int:
         if self.conn.execute("SELECT to_regclass('mem_schema') IS NOT NULL").fetchone()[0] is False:
