@@ -206,6 +206,7 @@ def test_at_scale_the_narrow_pass_then_the_projection_find_the_exact_neighbours_
     monkeypatch.setattr(V, "NARROW_MIN_ROWS", 600)
     monkeypatch.setattr(V, "NARROW_DIMS", 4)
     monkeypatch.setattr(V, "TOP_MIN_ROWS", 256)  # the sampled cut at these sizes too
+    monkeypatch.setattr(V, "NARROW_MIN_POOL", 40)
     rng = np.random.default_rng(13)
     basis = rng.normal(size=(5, 24))
     n = 3000
@@ -227,3 +228,10 @@ def test_at_scale_the_narrow_pass_then_the_projection_find_the_exact_neighbours_
     pool = V.COARSE_POOL * 10
     # per query: scope a and None pass all 3,000 rows then NARROW_POOL x pool; scope b its 1,000 then as many
     assert calls[:6] == [n, V.NARROW_POOL * pool, n // 3, V.NARROW_POOL * pool, n, V.NARROW_POOL * pool]
+    calls.clear()
+    with Store.open(tmp_path / "v.db") as store:
+        index = V.VectorIndex(store)
+        index.queries = 99
+        exact = np.lexsort((np.arange(n), -(matrix @ queries[0])))[:2] + 1
+        assert [r for r, _ in index.nearest(queries[0], 2, None)] == exact.tolist()
+    assert calls == [n, V.NARROW_POOL * 40]  # a small k's pool (10 rows) raised to NARROW_MIN_POOL
