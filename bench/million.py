@@ -194,12 +194,19 @@ def minilm_query_ms(n_queries: int) -> float:
     return statistics.median(times)
 
 
-def measure_mcp(db: Path, embedder: str, n_queries: int, warmup: int) -> dict[str, Any]:
+# ``--no-graph`` reaches the server too: it would otherwise build the graph in the background (about
+# 20 minutes of CPU at a million) on the cores the measured searches run on.
+NO_GRAPH_SERVER = ("import sys; from mem.store import ann; ann.MIN_SCAN = 10**15; sys.argv = ['mem', 'serve-mcp']; "
+                   "from mem.cli import main; main()")
+
+
+def measure_mcp(db: Path, embedder: str, n_queries: int, warmup: int, no_graph: bool = False) -> dict[str, Any]:
     import anyio
     from mcp import Client, StdioServerParameters
 
     env = {**os.environ, "MEM_DB": str(db), "MEM_EMBEDDER": embedder, "MEM_SCOPE": SCOPE, "MEM_WARM": "0"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mem", "serve-mcp"], env=env)
+    args = ["-c", NO_GRAPH_SERVER] if no_graph else ["-m", "mem", "serve-mcp"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
     qs = queries(n_queries + warmup + 4)
     out: dict[str, Any] = {}
 
@@ -247,7 +254,7 @@ def main() -> None:
             ann.MIN_SCAN = 10**15
         db = args.db
         result = {"inproc": lambda: measure_in_process(db, args.embedder, args.queries, args.warmup),
-                  "mcp": lambda: measure_mcp(db, args.embedder, args.queries, args.warmup),
+                  "mcp": lambda: measure_mcp(db, args.embedder, args.queries, args.warmup, args.no_graph),
                   "minilm": lambda: {"p50_ms": minilm_query_ms(args.queries)}}[args.part]()
         print(json.dumps(result))
         return
