@@ -34,6 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import memory_mb, percentile  # noqa: E402  (also puts the repo on sys.path)
+from scale import timed_steps  # noqa: E402
 from synth import memory_texts, queries  # noqa: E402
 
 SCOPE = "bench"
@@ -124,12 +125,19 @@ def measure_in_process(db: Path, embedder: str, n_queries: int, warmup: int) -> 
         index._building[0].join(timeout=5)
         index.nearest(ctx.embedder.embed([qs[0]])[0], 10, SCOPE)
     built = time.perf_counter() - building
-    times = []
+    times, cpu = [], []
+    steps: dict[str, list[float]] = {}
+    restore = None
     for i, q in enumerate(qs[4:]):
-        t = time.perf_counter()
+        if i == warmup:
+            restore = timed_steps(ctx, search, steps)
+        t, c = time.perf_counter(), time.process_time()
         search.run(ctx, search.Query(text=q, k=10, scope=SCOPE))
         if i >= warmup:
             times.append((time.perf_counter() - t) * 1000)
+            cpu.append((time.process_time() - c) * 1000)
+    if restore:
+        restore()
     # The semantic channel's recall against the exact answer: every stored float32 vector of the scope
     # scored (no projection, no graph), ties broken by rowid as mem breaks them.
     vectors = ctx.embedder.embed(qs[warmup:])
@@ -147,7 +155,9 @@ def measure_in_process(db: Path, embedder: str, n_queries: int, warmup: int) -> 
     out = {"memories": index.count, "first_warm_s": first, "graph_build_s": built,
            "graph": None if graph is None else len(graph),
            "p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95),
-           "semantic_p50_ms": statistics.median(semantic_ms),
+           "semantic_p50_ms": statistics.median(semantic_ms), "cpu_p50_ms": statistics.median(cpu),
+           "cpu_mean_ms": statistics.mean(cpu), "mean_ms": statistics.mean(times),
+           "steps": {name: (statistics.median(ms), statistics.mean(ms)) for name, ms in steps.items()},
            "recall10": strict10 / (10 * len(vectors)), "recall10_ties": tied10 / (10 * len(vectors)),
            "recall200": strict200 / (200 * len(vectors)), "peak_rss_mb": memory_mb("VmHWM")}
     files = ann.paths_for(ctx.store)
@@ -184,12 +194,19 @@ def minilm_query_ms(n_queries: int) -> float:
     return statistics.median(times)
 
 
-def measure_mcp(db: Path, embedder: str, n_queries: int, warmup: int) -> dict[str, Any]:
+# ``--no-graph`` reaches the server too: it would otherwise build the graph in the background (about
+# 20 minutes of CPU at a million) on the cores the measured searches run on.
+NO_GRAPH_SERVER = ("import sys; from mem.store import ann; ann.MIN_SCAN = 10**15; sys.argv = ['mem', 'serve-mcp']; "
+                   "from mem.cli import main; main()")
+
+
+def measure_mcp(db: Path, embedder: str, n_queries: int, warmup: int, no_graph: bool = False) -> dict[str, Any]:
     import anyio
     from mcp import Client, StdioServerParameters
 
     env = {**os.environ, "MEM_DB": str(db), "MEM_EMBEDDER": embedder, "MEM_SCOPE": SCOPE, "MEM_WARM": "0"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "mem", "serve-mcp"], env=env)
+    args = ["-c", NO_GRAPH_SERVER] if no_graph else ["-m", "mem", "serve-mcp"]
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
     qs = queries(n_queries + warmup + 4)
     out: dict[str, Any] = {}
 
@@ -237,7 +254,7 @@ def main() -> None:
             ann.MIN_SCAN = 10**15
         db = args.db
         result = {"inproc": lambda: measure_in_process(db, args.embedder, args.queries, args.warmup),
-                  "mcp": lambda: measure_mcp(db, args.embedder, args.queries, args.warmup),
+                  "mcp": lambda: measure_mcp(db, args.embedder, args.queries, args.warmup, args.no_graph),
                   "minilm": lambda: {"p50_ms": minilm_query_ms(args.queries)}}[args.part]()
         print(json.dumps(result))
         return
@@ -268,6 +285,8 @@ def main() -> None:
           f"file {r['graph_file_mb']:.0f} MB")
     print(f"    search p50 {r['p50_ms']:.1f} ms  p95 {r['p95_ms']:.1f} ms  (semantic channel p50 "
           f"{r['semantic_p50_ms']:.1f} ms)  peak RSS {r['peak_rss_mb']:.0f} MB")
+    print(f"    per search: mean {r['mean_ms']:.1f} ms, CPU p50 {r['cpu_p50_ms']:.1f} ms (mean {r['cpu_mean_ms']:.1f}); "
+          f"steps p50 / mean ms: " + ", ".join(f"{name} {p50:.1f} / {mean:.1f}" for name, (p50, mean) in r["steps"].items()))
     print(f"    semantic recall@10 vs exact {r['recall10']:.4f} (ties counted {r['recall10_ties']:.4f}), "
           f"recall@200 {r['recall200']:.4f}")
     m = child("minilm")

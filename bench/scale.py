@@ -151,7 +151,7 @@ def search_latency(db: Path | str, embedder: str, count: int = 200,
         ctx = Context(store=store, settings=settings)
         for _ in range(4):  # past the cold vector path (mem.store.vectors.WARM_AFTER)
             search.run(ctx, search.Query(text="warm up the model", bump=False))
-        restore = _timed_steps(ctx, search, breakdown) if breakdown is not None else None
+        restore = timed_steps(ctx, search, breakdown) if breakdown is not None else None
         try:
             times = []
             for text in queries(count):
@@ -164,7 +164,7 @@ def search_latency(db: Path | str, embedder: str, count: int = 200,
     return statistics.median(times), percentile(times, 0.95)
 
 
-def _timed_steps(ctx: Any, search: Any, out: dict[str, list[float]]) -> Any:
+def timed_steps(ctx: Any, search: Any, out: dict[str, list[float]]) -> Any:
     """Time the query embedding, each channel and the prior lookup of every search into ``out``."""
     def timed(name: str, fn: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:

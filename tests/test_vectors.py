@@ -172,3 +172,66 @@ def test_a_vector_rolled_back_after_the_warm_matrix_read_it_is_not_searched(tmp_
     best, similarity = index.nearest(kept, 1, "s")[0]
     assert best == second and similarity == pytest.approx(1.0, abs=1e-5)
     store.close()
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_the_best_positions_cut_at_a_sampled_value_are_the_full_partition_s(monkeypatch, masked):
+    """``top_positions`` partitions only the scores reaching a value read off a sample: the same rows
+    as a partition of every score (in scope), and the full partition when the sample misleads."""
+    monkeypatch.setattr(V, "TOP_MIN_ROWS", 1000)
+    rng = np.random.default_rng(5)
+    scores = rng.normal(size=200_000).astype(np.float32)
+    mask = rng.random(200_000) < 0.7 if masked else None
+    for n in (10, 500, 9000):
+        kept = scores if mask is None else np.where(mask, scores, -np.inf)
+        want = np.sort(np.argpartition(-kept, n - 1)[:n])
+        assert np.array_equal(np.sort(V.top_positions(scores, n, mask)), want)
+    # every sampled score above the rest: too few reach the cut, and the full partition answers
+    misleading = np.zeros(100_000, dtype=np.float32)
+    misleading[:: V.TOP_STRIDE] = 1.0
+    misleading[1 :: V.TOP_STRIDE] = 0.5
+    got = V.top_positions(misleading, 3000)
+    assert len(got) == 3000 and (misleading[got] == 1.0).sum() == len(misleading[:: V.TOP_STRIDE])
+    assert (misleading[got] == 0.5).sum() == 3000 - len(misleading[:: V.TOP_STRIDE])
+    assert np.array_equal(np.sort(V.top_positions(scores[:50], 80)), np.arange(50))  # fewer than n: all
+
+
+def test_at_scale_the_narrow_pass_then_the_projection_find_the_exact_neighbours_in_every_scope(tmp_path: Path,
+                                                                                                 monkeypatch):
+    """From NARROW_MIN_ROWS rows: the narrow copy's pass keeps NARROW_POOL x pool rows, the whole
+    projection keeps NARROW_RESCORE x pool of those for exact scoring; a scope holding most rows is
+    masked, one holding few is read alone (through the narrow pass too when it is large enough)."""
+    monkeypatch.setattr(V, "COARSE_MIN_ROWS", 300)
+    monkeypatch.setattr(V, "COARSE_DIMS", 8)
+    monkeypatch.setattr(V, "NARROW_MIN_ROWS", 600)
+    monkeypatch.setattr(V, "NARROW_DIMS", 4)
+    monkeypatch.setattr(V, "TOP_MIN_ROWS", 256)  # the sampled cut at these sizes too
+    monkeypatch.setattr(V, "NARROW_MIN_POOL", 40)
+    rng = np.random.default_rng(13)
+    basis = rng.normal(size=(5, 24))
+    n = 3000
+    matrix = _unit(rng.normal(size=(n, 5)) @ basis + 0.02 * rng.normal(size=(n, 24)))
+    scopes = ["a" if i % 3 else "b" for i in range(n)]  # a: two thirds (masked), b: a third (read alone)
+    queries = _unit(rng.normal(size=(12, 5)) @ basis)
+    calls: list[int] = []
+    original = V.top_positions
+    monkeypatch.setattr(V, "top_positions", lambda scores, k, mask=None: calls.append(len(scores)) or original(scores, k, mask))
+    with _store(tmp_path / "v.db", matrix, scopes) as store:
+        index = V.VectorIndex(store)
+        index.queries = 99
+        for q in queries:
+            for scope in ("a", "b", None):
+                inside = np.array([scope in (None, s) for s in scopes])
+                sims = np.where(inside, matrix @ q, -np.inf)
+                exact = np.lexsort((np.arange(n), -sims))[:10] + 1
+                assert [r for r, _ in index.nearest(q, 10, scope)] == exact.tolist(), scope
+    pool = V.COARSE_POOL * 10
+    # per query: scope a and None pass all 3,000 rows then NARROW_POOL x pool; scope b its 1,000 then as many
+    assert calls[:6] == [n, V.NARROW_POOL * pool, n // 3, V.NARROW_POOL * pool, n, V.NARROW_POOL * pool]
+    calls.clear()
+    with Store.open(tmp_path / "v.db") as store:
+        index = V.VectorIndex(store)
+        index.queries = 99
+        exact = np.lexsort((np.arange(n), -(matrix @ queries[0])))[:2] + 1
+        assert [r for r, _ in index.nearest(queries[0], 2, None)] == exact.tolist()
+    assert calls == [n, V.NARROW_POOL * 40]  # a small k's pool (10 rows) raised to NARROW_MIN_POOL

@@ -158,13 +158,21 @@ def fts_sizes(store: "Store", after: int, upto: int) -> list[tuple[int, bytes]]:
                               (after, upto)).fetchall()
 
 
-def fts_instances(store: "Store", token: str, upto: int) -> list[tuple[int, str, int]]:
-    """Every ``(rowid, column, offset)`` where the index holds ``token`` (an index term, already
-    stemmed), in rows ``<= upto``; read off the index through an ``fts5vocab`` table."""
+def fts_positions(store: "Store", token: str, upto: int) -> Any:
+    """Every position where the index holds ``token`` (an index term, already stemmed) in rows
+    ``<= upto``, as one int64 each: ``rowid << 33 | column << 32 | offset``, the column numbered in
+    ``COLUMN_WEIGHTS``'s order; read off the index through an ``fts5vocab`` table.
+
+    SQLite joins them into one string that numpy parses: a row at a time through Python cost six
+    times as much (a word in 55,000 rows of a million: 113 against 17 ms)."""
+    import numpy as np
+
     conn = store.conn
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mem_fts_instances USING fts5vocab(main, memory_fts, instance)")
-    return conn.execute("SELECT doc, col, offset FROM temp.mem_fts_instances WHERE term = ? AND doc <= ?",
-                        (token, upto)).fetchall()
+    column = " ".join(f"WHEN '{name}' THEN {i}" for i, name in enumerate(COLUMN_WEIGHTS))
+    joined = conn.execute(f"SELECT group_concat((doc << 33) | ((CASE col {column} END) << 32) | offset) "
+                          "FROM temp.mem_fts_instances WHERE term = ? AND doc <= ?", (token, upto)).fetchone()[0]
+    return np.fromstring(joined, dtype=np.int64, sep=",") if joined else np.zeros(0, dtype=np.int64)
 
 
 def fts_tokenize(store: "Store", after: int, upto: int) -> list[tuple[str, int, str, int]]:

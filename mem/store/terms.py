@@ -122,8 +122,7 @@ class TermIndex:
                 self.postings.clear()
                 self.phrases.clear()
                 self.scored.clear()
-            rows = fts.fts_instances(self.store, stem, self.loaded_max)
-            cached = _arrays(rows)
+            cached = _unpacked(fts.fts_positions(self.store, stem, self.loaded_max))
             self.postings[stem] = cached
         return cached
 
@@ -264,6 +263,11 @@ def _arrays(rows: list[tuple[int, str, int]]) -> tuple[Any, Any, Any]:
 def _position_key(rowids: Any, columns: Any, offsets: Any) -> Any:
     """One sortable int64 per token position: rowid, column and offset packed (offsets < 2**32)."""
     return (rowids << 33) | (columns << 32) | (offsets & 0xFFFFFFFF)
+
+
+def _unpacked(keys: Any) -> tuple[Any, Any, Any]:
+    """(rowids, column ids, offsets) of ``_position_key``s."""
+    return keys >> 33, (keys >> 32) & 1, keys & 0xFFFFFFFF
 
 
 def _token_counts(blobs: list[bytes]) -> Any:
