@@ -49,6 +49,7 @@ NOT_CORRECTIONS = [
     ("Alice reviews changes to migrations/0020_gateway.sql.", "Alice reviews changes to src/gateway/client.ts."),
     ("Run `make test-analytics` before pushing changes to src/analytics/models.py.",
      "Run `make test-catalog` before pushing changes to migrations/0012_catalog.sql."),
+    ("writer 0 wrote note number 3 about shard 8", "writer 1 wrote note number 3 about shard 8"),
     ("The routing API rate limit is 50 requests per second per API key.",
      "The routing API allows a burst of 200 requests per API key above the steady rate."),
 ]

@@ -341,8 +341,12 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
         for w in side:
             if _matched(w, other):
                 break
-            if w not in (swap[0], swap[1]):
-                return None
+            if w not in (swap[0], swap[1]) or not _named(w):
+                return None  # a number or identifier before all they share is the subject
+    for side, value in ((old_left, swap[0]), (new_left, swap[1])):
+        at = side.index(value)
+        if at == 1 and not _named(value) and side[1].at - _end(side[0]) == 1:
+            return None  # a number right after the first word labels what the claim is about: "writer *0* wrote"
     return swap
 
 
