@@ -20,6 +20,12 @@ CORRECTIONS = [
     ("Customers can pay by bank transfer.", "Bank transfer is no longer offered at checkout."),
     ("The cron for the report fires at 02:00.", "The report cron fires at 04:30 now."),
     ("The deploy guide lives in docs/deploy.md.", "The deploy guide moved to handbook/deploying.md."),
+    # the README's other types: a frequency, a weekday, an amount of money; a denial by "switched off"
+    ("The staging database is refreshed weekly.", "The staging database is refreshed nightly now."),
+    ("The deploy freeze starts on Friday.", "The deploy freeze starts on Thursday now."),
+    ("The monthly cloud budget is $40k.", "The monthly cloud budget is $55k now."),
+    ("The nightly CSV export goes to the finance SFTP server.",
+     "The nightly CSV export to the finance SFTP server was switched off."),
 ]
 
 NOT_CORRECTIONS = [

@@ -32,8 +32,8 @@ import re
 from functools import lru_cache
 from typing import NamedTuple
 
-from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, NUMBER_WORDS, QUANTITY_OF,
-                                TOOLS, UNITS, UNREALISED, VALUE_ALIASES, words)
+from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, NUMBER_WORDS, TOOLS, UNITS,
+                                UNREALISED, VALUE_ALIASES, words)
 from mem.text import stem
 
 # Negators: a word the newer adds to the older's claim ("n't" is read as "not", "switched off" as "disabled").
@@ -61,7 +61,7 @@ _IGNORED = (FUNCTION_WORDS | ARTICLES | words("we i you they he she it our us te
                                               "just really everything anything something half")) - AGES
 _SPELLED = {**{w: d for w, d in NUMBER_WORDS.items() if " " not in w}, "one": "1", "eleven": "11", "a": "1", "an": "1"}
 _TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9]")
-_NUMBER = re.compile(r"\$?(\d+(?:[.,]\d+)*)(k)?$")
+_NUMBER = re.compile(r"\$?(\d+(?:\.\d+)*)(k)?$")
 _GLUED = re.compile(r"(\$?\d+(?:\.\d+)?)([a-z%]+)$")
 _IDENT = re.compile(r"[_./:@]")  # a path, host, env var, dotted name ("month-end" is a word)
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
@@ -108,17 +108,21 @@ def _elsewhere(clause: tuple[Word, ...], clauses: tuple[tuple[Word, ...], ...], 
                for c in clauses if c is not clause)
 
 
+def _negations_spelled(text: str) -> str:
+    """``text`` with its negations as words of their own: "doesn't" -> "does not", "switched off" -> "disabled"."""
+    return _OFF.sub(" disabled ", text.replace("n't", " not"))
+
+
 @lru_cache(maxsize=8192)
 def _said(text: str) -> frozenset[str]:
     """The text's words as written, lowercased (plans and negations are told by the words themselves)."""
-    return frozenset(re.findall(r"[a-z]+", _OFF.sub(" disabled ", text.replace("n't", " not")).lower()))
+    return frozenset(re.findall(r"[a-z]+", _negations_spelled(text).lower()))
 
 
 @lru_cache(maxsize=8192)
 def _clauses(text: str) -> tuple[tuple[Word, ...], ...]:
     """The text's clauses (split at sentence ends, dashes, brackets and commas), each as its content words."""
-    text = _OFF.sub(" disabled ", text.replace("n't", " not"))
-    return tuple(clause for part in _CLAUSE.split(text) if (clause := _words(part)))
+    return tuple(clause for part in _CLAUSE.split(_negations_spelled(text)) if (clause := _words(part)))
 
 
 def _words(part: str) -> tuple[Word, ...]:
@@ -134,7 +138,7 @@ def _words(part: str) -> tuple[Word, ...]:
         if (number := _number_at(tokens, i)) is not None:
             word = number[0]._replace(at=i)
             i = number[1]
-            if out and out[-1].type and out[-1].type.startswith(("tool", "name")) and word.type == "number":
+            if out and _named(out[-1]) and word.type == "number":
                 word = word._replace(type="version:" + out[-1].key)  # "Node 20", "pnpm 9": that tool's version
             out.append(word)
             continue
@@ -156,14 +160,13 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
         if unit_at is None:
             return None
         half = i > 0 and tokens[i - 1].lower() == "half"
-        return Word(_quantity("0.5" if half else "1", UNITS[tokens[unit_at].lower()]), " ".join(tokens[i:unit_at + 1]),
-                    "quantity:" + _measure(UNITS[tokens[unit_at].lower()])), unit_at + 1
-    number = _SPELLED.get(lower) or (lower.replace(",", "") if _NUMBER.match(lower) else None)
+        return _amount("0.5" if half else "1", tokens, i, unit_at), unit_at + 1
+    plain = lower.replace(",", "")
+    number = _SPELLED.get(lower) or (plain if _NUMBER.match(plain) else None)
     if number is None:
         return None
     if unit_at is not None:
-        unit = UNITS[tokens[unit_at].lower()]
-        return Word(_quantity(number, unit), " ".join(tokens[i:unit_at + 1]), "quantity:" + _measure(unit)), unit_at + 1
+        return _amount(number, tokens, i, unit_at), unit_at + 1
     noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
     if noun.isalpha() and noun not in _IGNORED and len(noun) > 2:
         per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests
@@ -172,7 +175,7 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
 
 
 def _per(tokens: list[str], i: int) -> str:
-    """"/s" when ``tokens[i:]`` say what a count is per ("per second", "a minute", "/day"), else ""."""
+    """"/s" when ``tokens[i:]`` say what a count is per ("per second", "a minute", "each day"), else ""."""
     if i + 1 < len(tokens) and tokens[i].lower() in ("per", "a", "an", "each", "every"):
         unit = tokens[i + 1].lower()
         return "/" + UNITS.get(unit, stem(unit))
@@ -230,25 +233,22 @@ def _name(surface: str) -> Word:
     return Word(key, surface, kind, frozenset(lower.split()))
 
 
-def _measure(unit: str) -> str:
-    return QUANTITY_OF[unit][0] if unit in QUANTITY_OF else unit
+def _amount(number: str, tokens: list[str], at: int, unit_at: int) -> Word:
+    """The amount ``number`` of the unit at ``tokens[unit_at]``, keyed by its value in its quantity's
+    smallest unit (``corrections.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
+    from mem.enrich.corrections import quantity
 
-
-def _quantity(number: str, unit: str) -> str:
-    """One key for an amount in its quantity's smallest unit ("2 min" and "120 s" are "120")."""
-    of = QUANTITY_OF.get(unit)
-    try:
-        amount = float(_number(number))
-    except ValueError:
-        return number
-    return f"{amount * (of[1] if of else 1):g}"
+    measure, value = quantity((_number(number), UNITS[tokens[unit_at].lower()]))
+    key = f"{value:g}" if isinstance(value, float) else value
+    return Word(key, " ".join(tokens[at:unit_at + 1]), "quantity:" + measure)
 
 
 def _number(text: str) -> str:
+    """A number as digits: "$40k" is "40000" (its caller has dropped thousands separators already)."""
     match = _NUMBER.match(text)
     if not match:
         return text
-    digits = match[1].replace(",", "") if re.fullmatch(r"\d{1,3}(?:,\d{3})+", match[1]) else match[1]
+    digits = match[1]
     return f"{float(digits) * 1000:g}" if match[2] and re.fullmatch(r"\d+(?:\.\d+)?", digits) else digits
 
 

@@ -41,7 +41,7 @@ from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_V
                                NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF, TOOLS, UNITS, UNREALISED)
 from mem.text import stem as _stem
 
-__all__ = ["Reading", "Value", "corrects", "lookup_terms", "read", "related"]
+__all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related"]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
@@ -346,11 +346,11 @@ def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
     seconds", "sampling is 0.05 now" after "keeps 20%")."""
     # a version is a number too ("to 1.19" after "Flink 1.18"); a command of digits is not
     numbers = all(isinstance(v, float) or k.startswith("v ") for v, k in (a, b))
-    return _quantity(a)[0] == _quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
+    return quantity(a)[0] == quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
 
 
 @lru_cache(maxsize=4096)
-def _quantity(setting: Setting) -> Setting:
+def quantity(setting: Setting) -> Setting:
     """``(quantity, value in its smallest unit)`` for a number of a known unit ("1 min" is ``("duration",
     60.0)``, as "60 s" is), else ``(kind, value)``: what makes two settings one type, and one value."""
     value, kind = setting
@@ -525,18 +525,18 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     "incident 116" and "incident 177" are two incidents, "service 3 talks" and "service 7 talks" two
     services)."""
     theirs = _settings(older_text, plain=True)
-    stated = {_quantity(s) for s in theirs}  # their values, each in its quantity's smallest unit
+    stated = {quantity(s) for s in theirs}  # their values, each in its quantity's smallest unit
     their_words = _facts(older_text)[2]
     out = []
     for mine, before in reading.settings.items():
         slot = _slot(before)
         need = 2 if mine[1] == PLAIN or reading.bare else min(2, len(slot))
-        if _quantity(mine) in stated or not need:  # "60 s" is stated by "1 minute"
+        if quantity(mine) in stated or not need:  # "60 s" is stated by "1 minute"
             continue
         for other, their_before in theirs.items():
             their_slot = frozenset(_slot(their_before))
             if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
-                    or _quantity(other)[1] == _quantity(mine)[1] \
+                    or quantity(other)[1] == quantity(mine)[1] \
                     or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
                 continue
             out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
@@ -657,15 +657,15 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
     reading = read(newer_text)
     bare = reading is None or reading.bare
     their_settings = _settings(theirs, plain=True)
-    stated = {_quantity(s) for s in their_settings}
+    stated = {quantity(s) for s in their_settings}
     my_settings = _settings(mine, plain=True)
     for elided in (False, True) if not (near and bare) else (False,):  # a value of its own type first
         # a neighbour naming the older value again beside the new one speaks of that very setting
         # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words stand
         # before each
         found = [(old, new) for new, before in my_settings.items() for old, their_before in their_settings.items()
-                 if _quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new)
-                 and _quantity(old)[1] != _quantity(new)[1] and (near and old in my_settings or _relation(
+                 if quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new)
+                 and quantity(old)[1] != quantity(new)[1] and (near and old in my_settings or _relation(
                      before, their_before, my_words, their_words, bare) != OTHER)]
         # a neighbour's value that rivals two of the older's says no one of them changed; one in the older's
         # very words with every value other is another row of a table ("Service number 19 listens on port

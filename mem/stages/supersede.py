@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from mem.stages.context import Context
 
 CANDIDATES = 50
+SHARERS = 30  # memories sharing most of a correction's entities looked up beside its neighbours
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
 ALIGNED = True  # a close neighbour restating the older's claim with one value replaced or denied supersedes it
 # cosine for an open contradicts edge when a correction on a related slot does not clearly replace it;
@@ -172,7 +173,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
     out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later)
-    sharers = True
+    sharers = SHARERS
     if incoming is None and not out_of_order and not stored_after:
         # every candidate is older than this memory, which reads as no correction: only a close neighbour
         # it restates with a value swapped or denied can be corrected (``aligned``); with none there is
@@ -180,7 +181,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         candidates = [other for other, sim in neighbours if sim >= NEIGHBOUR_MIN] if ALIGNED else []
         if not candidates:
             return superseded
-        sharers = False
+        sharers = 0
     # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
     # not 8000" and a how-to that starts uvicorn on port 8000: cosine .30): look up the memories stored
     # before it (so bulk intake's finishing pass, with later memories stored already, decides as eager
@@ -195,21 +196,19 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             # from RAM in a process that looked up a few times (a stream, an import's finishing pass):
             # a word common in the store costs FTS5 ~15 ms at 100k
             candidates += [r for r, _ in ctx.store.bm25_any(terms, LOOKUP, memory.scope) if r < rowid]
-    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates,
-                                                        limit=30 if sharers else 0):
+    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates, limit=sharers):
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue
         newer, older = _ordered(rowid, memory, other_rowid, other)
         reading = incoming if newer is memory else corrections.read(newer.text, newer.kind)
         sim = cosine.get(other_rowid, 0.0)
-        # a close neighbour restating the older's claim with a value replaced or denied (``aligned``)
-        restated = sim >= NEIGHBOUR_MIN and ALIGNED and aligned.replaced(newer.text, older.text)
-        if reading is None and not restated:
-            continue
-        if restated or corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN):
+        corrected = reading is not None and corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN)
+        # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
+        if corrected or ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(newer.text, older.text):
             if _resolve(ctx, newer, older, superseded) and older is memory:
                 break
-        elif sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) and corrections.related(reading, older.text):
+        elif reading is not None and sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) \
+                and corrections.related(reading, older.text):
             sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
     return superseded

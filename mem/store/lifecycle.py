@@ -278,7 +278,7 @@ def cross_scope_pairs(store: "Store", base: str, scope: str, limit: int) -> list
 
 
 def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Sequence[int], *, max_fan: int = 50,
-                          limit: int = 30) -> list[tuple[int, Rival]]:
+                          limit: int) -> list[tuple[int, Rival]]:
     """Live memories of ``scope`` a correction stored as ``rowid`` may correct: its semantic
     ``neighbours`` (rowids) and the ``limit`` memories sharing most of its entities (each mentioned by
     at most ``max_fan`` memories; none for a limit of 0). Newest first."""
@@ -307,11 +307,14 @@ def arrival(store: "Store", rowid: int, scope: str, created_at: str, *, later: b
     (none for the memory live intake just stored). ``later``: the first answer when the caller has it
     (``Arrivals``: the statement's form walks every memory of the scope created after this one)."""
     if later is not None:
-        return later, bool(store.conn.execute("SELECT EXISTS(SELECT 1 FROM memories WHERE rowid > ?)", (rowid,)).fetchone()[0])
+        return later, bool(store.conn.execute(f"SELECT {_STORED_AFTER}", (rowid,)).fetchone()[0])
     later, after = store.conn.execute(
-        "SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ? AND created_at > ? AND rowid < ?), "
-        "EXISTS(SELECT 1 FROM memories WHERE rowid > ?)", (scope, created_at, rowid, rowid)).fetchone()
+        f"SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ? AND created_at > ? AND rowid < ?), {_STORED_AFTER}",
+        (scope, created_at, rowid, rowid)).fetchone()
     return bool(later), bool(after)
+
+
+_STORED_AFTER = "EXISTS(SELECT 1 FROM memories WHERE rowid > ?)"
 
 
 class Arrivals:
