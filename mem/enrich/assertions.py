@@ -40,7 +40,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
+
+from mem.enrich.lazy_regex import LazyRe, trie
 
 __all__ = [
     "ATTRIBUTES",
@@ -53,33 +55,7 @@ __all__ = [
 ]
 
 
-class _LazyRe:
-    """A regex compiled on first use, so importing this module stays cheap (~100 patterns).
-
-    After the first call the compiled pattern's bound methods sit in the slots, so later calls
-    cost the same as on a plain ``re.Pattern``.
-    """
-
-    __slots__ = ("pattern", "flags", "transform", "match", "fullmatch", "search", "sub", "subn",
-                 "split", "finditer", "findall")
-
-    def __init__(self, pattern: str, flags: int = 0,
-                 transform: Optional[Callable[[str], str]] = None) -> None:
-        self.pattern = pattern
-        self.flags = flags
-        self.transform = transform
-
-    def __getattr__(self, name: str) -> Any:  # only reached while a slot is still empty
-        methods = self.__slots__[3:]
-        if name not in methods:
-            raise AttributeError(name)
-        rx = re.compile(self.transform(self.pattern) if self.transform else self.pattern, self.flags)
-        for method in methods:
-            setattr(self, method, getattr(rx, method))
-        return getattr(rx, name)
-
-
-_lazy = _LazyRe  # a plain pattern; the table's go through _p, which factors their word alternations
+_lazy = LazyRe  # a plain pattern; the table's go through _p, which factors their word alternations
 
 
 @dataclass(frozen=True)
@@ -231,7 +207,7 @@ _FRAME_START = frozenset({"now", "instead", "anymore", "any", "these", "nowadays
 _EDGE_PUNCT = " \t\"'`*.,:;!?()[]{}<>"
 
 # Negation: each rule removes its cue so the positive pattern table can match; polarity flips.
-_NEGATIONS: tuple[tuple[_LazyRe, str], ...] = (
+_NEGATIONS: tuple[tuple[LazyRe, str], ...] = (
     (_lazy(r"\bused to\s+(?=(?:use|be|run|work|live|own|maintain|deploy|host|listen|have|"
            r"rely|depend|prefer|go|require|need)\b)"), ""),
     (_lazy(r"\b(?:stopped|stop|quit|ceased)\s+using\b"), "use"),
@@ -1107,50 +1083,20 @@ def _h_assign(m: re.Match[str], c: _Clause, pol: bool) -> bool:
 
 
 
-def _trie(words: list[str]) -> str:
-    """A regex matching exactly ``words``, factored by shared prefixes.
-
-    ``re`` tries alternation branches one by one; with ~50 verbs tried at every word boundary of
-    a lazy subject that dominates the cost, and a prefix trie cuts it by a quarter or more.
-
-    >>> _trie(["use", "uses", "used", "run"])
-    '(?:run|use(?:d|s)?)'
-    """
-    root: dict[str, dict] = {}
-    for w in words:
-        node = root
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict[str, dict]) -> str:
-        keys = sorted(k for k in node if k)
-        if not keys:
-            return ""
-        alts = [re.escape(k) + build(node[k]) for k in keys]
-        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-        if "" in node:
-            return (body if len(alts) > 1 else "(?:" + body + ")") + "?"
-        return body
-
-    body = build(root)
-    return body if body.startswith("(?:") and body.endswith(")") else "(?:" + body + ")"
-
-
 # A group whose branches are plain words: "(?:uses|use|used)" or "(?P<verb>set|configured)".
 _LITERAL_GROUP = _lazy(r"\((\?:|\?P<\w+>)((?:[a-z' -]+\|)+[a-z' -]+)\)")
 
 
 def _factor_alternations(pattern: str) -> str:
-    """Rewrite plain-word alternation groups of ``pattern`` as prefix tries (see :func:`_trie`)."""
+    """Rewrite plain-word alternation groups of ``pattern`` as prefix tries (see :func:`mem.enrich.lazy_regex.trie`)."""
     def factor(m: re.Match[str]) -> str:
-        return "(" + m.group(1) + _trie(m.group(2).split("|")) + ")"
+        return "(" + m.group(1) + trie(m.group(2).split("|")) + ")"
     return _LITERAL_GROUP.sub(factor, pattern)
 
 
-def _p(pattern: str) -> _LazyRe:
+def _p(pattern: str) -> LazyRe:
     """A table pattern: compiled (with its word alternations factored) on first use only."""
-    return _LazyRe(pattern, 0, _factor_alternations)
+    return LazyRe(pattern, 0, _factor_alternations)
 
 
 def _T(words: str, substrings: str = "") -> tuple[frozenset[str], tuple[str, ...]]:  # noqa: N802
@@ -1165,7 +1111,7 @@ def _T(words: str, substrings: str = "") -> tuple[frozenset[str], tuple[str, ...
 Trigger = tuple[frozenset[str], tuple[str, ...]]
 
 
-def _verb(before: str, verbs: str, after: str, trigger: str = "") -> tuple[Trigger, _LazyRe]:
+def _verb(before: str, verbs: str, after: str, trigger: str = "") -> tuple[Trigger, LazyRe]:
     """Trigger and pattern of a clause built around its verb: ``^before (?P<verb>verbs) after$``; the
     trigger is the longest word of each verb but its prepositions ("sent" of "is sent", "go" of "go with"),
     which the clause must hold, unless ``trigger`` names the words instead (a preposition the shape
@@ -1175,23 +1121,23 @@ def _verb(before: str, verbs: str, after: str, trigger: str = "") -> tuple[Trigg
             _p(rf"^{before}(?P<verb>{verbs}){after}$"))
 
 
-def _said(verbs: str, preps: str, value: str = r"(?P<v>.+)") -> tuple[Trigger, _LazyRe]:
+def _said(verbs: str, preps: str, value: str = r"(?P<v>.+)") -> tuple[Trigger, LazyRe]:
     """``SUBJECT [aux] VERB PREP VALUE``: "X is hosted on Y"."""
     return _verb(rf"{_S}\s+{_AUX}", verbs, rf"\s+(?:{preps})\s+{value}")
 
 
-def _done(verbs: str, preps: str, value: str = r"(?P<v>.+)") -> tuple[Trigger, _LazyRe]:
+def _done(verbs: str, preps: str, value: str = r"(?P<v>.+)") -> tuple[Trigger, LazyRe]:
     """``[we] [aux] VERB SUBJECT PREP VALUE``: "we store X in Y"."""
     return _verb(rf"{_WE}{_AUX}", verbs, rf"\s+{_S}\s+(?:{preps})\s+{value}")
 
 
-def _doer(verbs: str, subject: str = r"(?P<s>.+)") -> tuple[Trigger, _LazyRe]:
+def _doer(verbs: str, subject: str = r"(?P<s>.+)") -> tuple[Trigger, LazyRe]:
     """``VALUE [aux] VERB SUBJECT``: "Alice owns X", "Redis handles the cache"."""
     return _verb(r"(?P<v>[^,;:=]+?)\s+" + _AUX, verbs, rf"\s+{subject}")
 
 
 # (name, trigger, pattern, handler); order matters: the first handler that returns True wins.
-_PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], _LazyRe, Handler], ...] = (
+_PATTERNS: tuple[tuple[str, tuple[frozenset[str], tuple[str, ...]], LazyRe, Handler], ...] = (
     # --- conversational first-person facts: "I work at Google", "I live in Berlin" ---
     ("works_at", *_verb(r"i\s+" + _AUX, r"work|works|worked|working|employed|joined|started at|left|quit",
                         r"\s+(?:(?:at|for|with)\s+)?(?P<v>.+)"), _h_works),
