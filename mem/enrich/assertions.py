@@ -52,7 +52,8 @@ from mem.enrich.claims import Assertion, Clause
 from mem.enrich.clauses import clauses, read_clause
 from mem.enrich.lazy_regex import LazyRe
 from mem.enrich.lexicon import CAT_SLOT as _CAT_SLOT, EXCLUSIVE as _EXCLUSIVE
-from mem.enrich.normal_forms import USES_CUT, VERSION, alias, base_value, canon_subject, category, is_slot, normalize_value
+from mem.enrich.normal_forms import (USES_CUT, VERSION, alias, base_value, canon_subject, category, is_slot,
+                                     normalize_value)
 
 __all__ = [
     "ATTRIBUTES",

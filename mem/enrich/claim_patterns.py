@@ -93,12 +93,9 @@ def _h_drop(m: re.Match[str], c: Clause, pol: bool) -> bool:
 
 def _h_port(m: re.Match[str], c: Clause, pol: bool) -> bool:
     sub = c.subject(m["s"])
-    if sub is None:
-        return False
-    subject, _ = sub
-    subject = split_attr(subject)[0]
-    c.add(subject, "port", m["p"], pol)
-    return True
+    if sub is not None:  # "the api port is 8080": the api's port
+        c.add(split_attr(sub[0])[0], "port", m["p"], pol)
+    return sub is not None
 
 
 def _h_owner(m: re.Match[str], c: Clause, pol: bool) -> bool:
@@ -122,11 +119,7 @@ def _h_owner_active(m: re.Match[str], c: Clause, pol: bool) -> bool:
     # "owns the billing service (api/services/billing/) and reviews every PR": the owned thing ends
     # at a parenthesis or at "and <verb>s" (coding-memory intake: 5 -> 6 of 24 labeled corrections,
     # full R@5 .926 -> .937, stale@5 .808 -> .731; bench/contradictions.py precision 1.000)
-    sub = c.subject(_OWNED_TAIL.sub("", PARENS.sub("", m["s"])))
-    if sub is None:
-        return False
-    c.add(sub[0], "owner", owner_value(owner_sub), pol)
-    return True
+    return c.put(_OWNED_TAIL.sub("", PARENS.sub("", m["s"])), "owner", owner_value(owner_sub), pol)
 
 
 _OWNED_TAIL = _lazy(r"\s*\(.*$|\s+and\s+(?:reviews|approves|maintains|handles|runs|signs)\b.*$")
@@ -139,22 +132,12 @@ def _h_language(m: re.Match[str], c: Clause, pol: bool) -> bool:
         if m["verb"] in ("built", "developed", "build", "building") or len(v.split()) > 2 \
                 or numeric(v):
             return False
-    sub = c.subject(m["s"])
-    if sub is None:
-        return False
-    c.add(sub[0], "language", v, pol)
-    return True
+    return c.put(m["s"], "language", v, pol)
 
 
 def _h_location(m: re.Match[str], c: Clause, pol: bool) -> bool:
-    sub = c.subject(m["s"])
-    if sub is None:
-        return False
     v, _ = normalize_value(m["v"])
-    if not v:
-        return False
-    c.add(sub[0], "location", v, pol)
-    return True
+    return bool(v) and c.put(m["s"], "location", v, pol)
 
 
 def _h_host(m: re.Match[str], c: Clause, pol: bool) -> bool:
@@ -238,16 +221,12 @@ _FREQUENCIES = {"daily": "every day", "nightly": "every night", "hourly": "every
 
 
 def _h_schedule(m: re.Match[str], c: Clause, pol: bool) -> bool:
-    sub = c.subject(m["s"])
-    if sub is None:
-        return False
     if m["freq"]:
         value = _FREQUENCIES.get(m["freq"], m["freq"])
     else:
         value = clean(m["v"])
         value = value[3:] if value.startswith("at ") else value
-    c.add(sub[0], "schedule", value, pol)
-    return True
+    return c.put(m["s"], "schedule", value, pol)
 
 
 def _h_is_inverse(m: re.Match[str], c: Clause, pol: bool) -> bool:
@@ -270,8 +249,6 @@ def _h_assign(m: re.Match[str], c: Clause, pol: bool) -> bool:
     if len(s.split()) > (6 if " for " in s or " of " in s else 4) or s in _LABEL_WORDS:
         return False
     return c.state(s, m["v"], pol, "assign")
-
-
 
 
 # A group whose branches are plain words: "(?:uses|use|used)" or "(?P<verb>set|configured)".

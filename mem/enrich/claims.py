@@ -80,6 +80,14 @@ class Clause:
             return None
         return s, definite
 
+    def put(self, subj_raw: Optional[str], attribute: str, value: str, polarity: bool) -> bool:
+        """``subject attribute value`` as a pattern matched it; False when the subject is unusable."""
+        sub = self.subject(subj_raw)
+        if sub is None:
+            return False
+        self.add(sub[0], attribute, value, polarity)
+        return True
+
     def add(self, subject: str, attribute: str, value: str, polarity: bool) -> None:
         """Append one assertion; values are cleaned per attribute, versions split off."""
         if not subject or not value or value in _PRONOUNS:

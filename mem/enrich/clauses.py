@@ -36,16 +36,19 @@ _HYPOTHETICAL = LazyRe(
 _HYPOTHETICAL_GATE = frozenset(re.findall(r"[a-z']+", _HYPOTHETICAL.pattern.replace("?:", ""))) - {
     "b", "be", "use", "have", "need", "not", "also", "the", "to", "in", "week", "month", "quarter",
     "year", "sprint", "release", "version", "move", "switch", "we", "see"}
+# A question starts with an auxiliary and a subject, or with a question word.
+_QUESTION_VERBS = ("should", "could", "would", "can", "do", "does", "did", "is", "are", "was", "were", "shall",
+                   "will", "has", "have", "had")
+_QUESTION_WORDS = ("what", "why", "how", "which", "who", "whom", "whose", "any idea", "anyone know")
 _QUESTION_START = LazyRe(
-    r"^(?:should|could|would|can|do|does|did|is|are|was|were|shall|will|has|have|had)\s+"
+    rf"^(?:{'|'.join(_QUESTION_VERBS)})\s+"
     r"(?:we|i|you|they|it|the|our|this|that|there|he|she|anyone|anybody|someone|your|my)\b|"
-    r"^(?:what|why|how|which|who|whom|whose|any idea|anyone know)\b")
-_QUESTION_GATE = frozenset({"should", "could", "would", "can", "do", "does", "did", "is", "are",
-                            "was", "were", "shall", "will", "has", "have", "had", "what", "why",
-                            "how", "which", "who", "whom", "whose", "any", "anyone"})
-_CONDITIONAL_WORDS = frozenset({"if", "unless", "when", "whenever", "suppose", "assuming", "in",
-                                "once"})
-_CONDITIONAL_START = LazyRe(r"^(?:if|unless|when|whenever|suppose|assuming|in case|once)\b")
+    rf"^(?:{'|'.join(_QUESTION_WORDS)})\b")
+_CONDITIONS = ("if", "unless", "when", "whenever", "suppose", "assuming", "in case", "once")
+_CONDITIONAL_START = LazyRe(rf"^(?:{'|'.join(_CONDITIONS)})\b")
+# First words of the phrases above: the regex behind each only runs for a clause starting with one.
+_QUESTION_GATE = frozenset(w.split(" ", 1)[0] for w in _QUESTION_VERBS + _QUESTION_WORDS)
+_CONDITIONAL_WORDS = frozenset(w.split(" ", 1)[0] for w in _CONDITIONS)
 
 _SENT_CHARS = LazyRe(r"[.!?;\n\u2014\u2013-]")
 _CLAUSE_SPLIT = LazyRe(
@@ -57,13 +60,6 @@ _CLAUSE_HINT = LazyRe(r" (?:but|whereas|although|though|however|while|and|so) ")
 _NEGATION_WORDS = frozenset({"not", "never", "no", "used", "stopped", "stop", "quit", "ceased",
                              "cannot"})
 _CONTRAST_WORDS = frozenset({"not", "instead", "rather", "place", "over"})
-# Last words of _TRAILING's frames: a value only needs the frame check when it ends in one.
-_TRAIL_LAST = frozenset({
-    "night", "morning", "time", "recently", "tonight", "now", "instead", "anymore", "more", "days",
-    "nowadays", "forward", "on", "again", "too", "well", "also", "currently", "already", "today",
-    "moment", "point", "default", "yesterday", "week", "month", "quarter", "year", "sprint",
-    "upgrade", "migration", "move", "switch", "change", "refactor", "rewrite", "outage",
-    "incident"})
 _CONTRACTIONS = LazyRe(r"\b(won|can|ca|shan)'t\b|n't\b|'(re|m|ve|ll|d)\b|"
                        r"\b(it|that|what|there|here|who|everything|nothing|he|she)'s\b")
 _NEGATED_MODALS = {"won": "will not", "can": "cannot", "ca": "cannot", "shan": "shall not"}
@@ -101,21 +97,22 @@ before please we i again
 # Frames that put the clause in the past: "Previously, the database was MySQL" denies it now.
 _PAST_LEAD = ("previously", "originally", "initially", "at first", "formerly", "in the past",
               "back then", "before")
-# A temporal frame that can close a clause; matched whole against the clause's last few words.
-_TRAILING = LazyRe(
-    r"(?:now|instead|anymore|any more|these days|nowadays|going forward|from now on|for now|"
-    r"again|too|as well|also|currently|already|today|at the moment|at this point|by default|"
-    r"as of [\w .,/-]+|since [\w .,/-]+|effective [\w .,/-]+|starting [\w .,/-]+|"
-    r"after the (?:upgrade|migration|move|switch|change|refactor|rewrite|outage|incident)|"
-    r"as part of [\w .-]+|(?:last|this) (?:week|month|quarter|year|sprint|night|morning|time)|"
-    r"yesterday|recently|earlier today|tonight|"
-    r"in (?:q[1-4]|\d{4}|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
-    r"aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?: \d{4})?)")
-# Words a frame can start with: only suffixes starting with one of these are tried.
-_FRAME_START = frozenset({"now", "instead", "anymore", "any", "these", "nowadays", "going", "from",
-                          "for", "again", "too", "as", "also", "currently", "already", "today",
-                          "at", "by", "since", "effective", "starting", "after", "last", "this",
-                          "yesterday", "recently", "earlier", "tonight", "in"})
+# Temporal frames that can close a clause, each matched whole against the clause's last few words.
+_FRAMES = (
+    "now", "instead", "anymore", "any more", "these days", "nowadays", "going forward", "from now on", "for now",
+    "again", "too", "as well", "also", "currently", "already", "today", "at the moment", "at this point",
+    "by default", r"as of [\w .,/-]+", r"since [\w .,/-]+", r"effective [\w .,/-]+", r"starting [\w .,/-]+",
+    "after the (?:upgrade|migration|move|switch|change|refactor|rewrite|outage|incident)", r"as part of [\w .-]+",
+    "last (?:week|month|quarter|year|sprint|night|morning|time)",
+    "this (?:week|month|quarter|year|sprint|night|morning|time)", "yesterday", "recently", "earlier today", "tonight",
+    r"in (?:q[1-4]|\d{4}|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?: \d{4})?")
+_TRAILING = LazyRe("(?:" + "|".join(_FRAMES) + ")")
+# Only word-suffixes starting with a frame's first word are tried; and a value only needs the check
+# at all when its last word can end a frame (the last word, or the words of a closing "(?:a|b)").
+_FRAME_START = frozenset(f.split(" ", 1)[0] for f in _FRAMES)
+_TRAIL_LAST = frozenset(w for f in _FRAMES for w in f.rsplit(" ", 1)[-1].removeprefix("(?:").removesuffix(")").split("|")
+                        if w.isalpha())
 EDGE_PUNCT = " \t\"'`*.,:;!?()[]{}<>"
 
 # Negation: each rule removes its cue so the positive pattern table can match; polarity flips.

@@ -29,9 +29,10 @@ _MAX_SUBJECT_TOKENS = 6
 _ADJ_SUFFIX = LazyRe(r"(?:able|ible|ful|less|ous|ive|ish|ic|ed|-safe|-only|-threaded|-based|"
                      r"-friendly|-heavy|-bound|-free|-ready|-aware|-specific|-sensitive)$")
 
-_DETERMINER = LazyRe(r"^(?:the|a|an|our|my|your|their|its|his|her|this|that|these|those|"
-                     r"every|each|whole|entire|all|both)\s+")
-_DETERMINER_WORDS = frozenset(_DETERMINER.pattern[4:].split(")")[0].split("|"))
+_DETERMINERS = ("the", "a", "an", "our", "my", "your", "their", "its", "his", "her", "this", "that", "these", "those",
+                "every", "each", "whole", "entire", "all", "both")
+_DETERMINER = LazyRe(rf"^(?:{'|'.join(_DETERMINERS)})\s+")
+_DETERMINER_WORDS = frozenset(_DETERMINERS)
 _POSSESSIVE = LazyRe(r"(?<=\w)'s\b|(?<=s)'(?=\s|$)")
 ENV_WORDS = {"production": "production", "prod": "production", "staging": "staging",
               "stage": "staging", "dev": "development", "development": "development",
@@ -44,21 +45,19 @@ VALUE_QUALIFIER = LazyRe(rf"^(?P<x>.+?)\s+(?:in|on|for)\s+(?:the\s+)?(?P<env>{_E
                           rf"(?:\s+environment)?$")
 _OF_PHRASE = LazyRe(r"^(?P<a>[\w-]+(?: [\w-]+){0,2}) (?:for|of) (?:the |our |a |an |all )?"
                     r"(?P<b>[\w./-]+(?: [\w./-]+){0,2})$")
-_ATTR_SUFFIX = LazyRe(r"^(?P<s>.+?)\s+(?P<a>version|port number|port|owner|owners|maintainer|"
-                      r"maintainers|language|status|location|path|host|hosting|deploy target|"
-                      r"deployment target|hosting provider|ownership|expiry|expiration|ttl)$")
-_ATTR_PREFIX = LazyRe(r"^(?:the\s+)?(?P<a>version|port|owner|owners|ownership|maintainer|"
-                      r"language|status|location|path|host|hosting)\s+(?:of|for)\s+(?P<s>.+)$")
+# Words naming an attribute in a subject: the whole subject ("the port", "my employer"), its end
+# ("django version", "api deploy target") or, for one-word ones but "maintainers", its head ("owner of X").
 _ATTR_WORDS = {"version": "version", "port": "port", "port number": "port", "owner": "owner",
                "owners": "owner", "ownership": "owner", "maintainer": "owner",
                "maintainers": "owner", "language": "language", "status": "status",
                "location": "location", "path": "location", "host": "host", "hosting": "host",
                "deploy target": "host", "deployment target": "host", "hosting provider": "host",
                "employer": "works_at", "company": "works_at", "workplace": "works_at"}
-
-_ATTR_SUFFIX_WORDS = frozenset({"version", "number", "port", "owner", "owners", "maintainer",
-                                "maintainers", "language", "status", "location", "path", "host",
-                                "hosting", "target", "provider", "ownership"})
+_SUFFIX_ATTRS = [w for w, attribute in _ATTR_WORDS.items() if attribute != "works_at"]
+_ATTR_SUFFIX = LazyRe(rf"^(?P<s>.+?)\s+(?P<a>{'|'.join(_SUFFIX_ATTRS)})$")
+_ATTR_SUFFIX_WORDS = frozenset(w.rsplit(" ", 1)[-1] for w in _SUFFIX_ATTRS)
+_ATTR_PREFIX = LazyRe(rf"^(?:the\s+)?(?P<a>{'|'.join(w for w in _SUFFIX_ATTRS if ' ' not in w and w != 'maintainers')})"
+                      r"\s+(?:of|for)\s+(?P<s>.+)$")
 _NUMERIC = LazyRe(r"^[<>~=]*\$?\d[\d,]*(?:\.\d+)?%?(?:\s*[a-z%/]+)?(?:\s+(?:per|an?|/)\s*\w+)*$"
                   r"|^\d[\d,]*(?:\.\d+)?\s+[a-z]+(?:\s+per\s+\w+)?$")
 TIME = LazyRe(r"^(?:at\s+)?\d{1,2}(?::\d{2}\s*(?:am|pm)?|\s*(?:am|pm))(?:\s+[a-z]{2,4})?$")
@@ -71,24 +70,23 @@ _VERSIONED_NAME = LazyRe(r"^(?P<n>[a-z][\w.+#-]*?(?:\s[a-z][\w+#-]*)?)\s+v?(?P<v
 _UNIT = LazyRe(r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<u>milliseconds?|msecs?|ms|seconds?|secs?|s|"
                r"minutes?|mins?|m|hours?|hrs?|h|days?|d)$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_VALUE_CUT = LazyRe(
-    r"\s+(?:because|since|so that|so|which|who|that|where|when|while|until|unless|after|before|"
-    r"due to|thanks to|in order to|like we|as we|but|except|whereas|although|though|"
-    r"on (?:every|each|all|push|merge|pull|prs?|commits?)\b|with (?:no|a few|some|minimal)|"
-    r"to (?:avoid|keep|make|get|speed|reduce|handle|store|manage|support|allow|enable|ensure|"
-    r"improve|bundle|install|build|run|deploy|test|lint|format|cache|serve|host|check|track|"
-    r"send|process|power|compile|package|generate|talk|connect|replace|fix)|"
-    r"for (?:now|the time being|performance|speed|simplicity|reasons|better \w+|consistency|"
-    r"compatibility|everything|all \w+)|on (?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)"
-    r"(?:day)?s?)\b.*$")
-_VALUE_CUT_WORDS = frozenset({
-    "because", "since", "so", "which", "who", "that", "where", "when", "while", "until", "unless",
-    "after", "before", "due", "thanks", "in", "like", "as", "but", "except", "whereas", "although",
-    "though", "on", "with", "to", "for"})
+# Where a value ends and the clause goes on: "Redis because ...", "pytest on every push", "ruff to lint".
+_VALUE_ENDS = (
+    "because", "since", "so that", "so", "which", "who", "that", "where", "when", "while", "until", "unless", "after",
+    "before", "due to", "thanks to", "in order to", "like we", "as we", "but", "except", "whereas", "although",
+    "though", r"on (?:every|each|all|push|merge|pull|prs?|commits?)\b", "with (?:no|a few|some|minimal)",
+    "to (?:avoid|keep|make|get|speed|reduce|handle|store|manage|support|allow|enable|ensure|improve|bundle|install|"
+    "build|run|deploy|test|lint|format|cache|serve|host|check|track|send|process|power|compile|package|generate|talk|"
+    "connect|replace|fix)",
+    r"for (?:now|the time being|performance|speed|simplicity|reasons|better \w+|consistency|compatibility|"
+    r"everything|all \w+)", f"on {WEEKDAY}")
+_VALUE_CUT = LazyRe(r"\s+(?:" + "|".join(_VALUE_ENDS) + r")\b.*$")
+_VALUE_CUT_WORDS = frozenset(w.split(" ", 1)[0] for w in _VALUE_ENDS)  # the regex runs only when one is present
 USES_CUT = LazyRe(r"\s+(?:with|via|using|through|behind|alongside|inside|on top of|under)\s+.*$")
 PARENS = LazyRe(r"\s*\([^)]*\)")
-ARTICLE = LazyRe(r"^(?P<a>a|an|the|our|my|their|your|its|some)\s+")
-_ARTICLE_WORDS = frozenset({"a", "an", "the", "our", "my", "their", "your", "its", "some"})
+_ARTICLES = ("a", "an", "the", "our", "my", "their", "your", "its", "some")
+ARTICLE = LazyRe(rf"^(?P<a>{'|'.join(_ARTICLES)})\s+")
+_ARTICLE_WORDS = frozenset(_ARTICLES)
 _WHEN_PREFIXES = frozenset({"on", "at", "ev", "mo", "tu", "we", "th", "fr", "sa", "su"})
 
 
