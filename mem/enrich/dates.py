@@ -18,7 +18,7 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING
 
 from mem.enrich.calendar_spans import (NUMBERS, SEASONS, Span, at, closest_year, count_of, monday, month_add,
@@ -26,7 +26,8 @@ from mem.enrich.calendar_spans import (NUMBERS, SEASONS, Span, at, closest_year,
                                        season_span, shift, sub_month, sub_year, unit_of, weekday_from)
 from mem.enrich.lazy_regex import LazyRe, trie
 # parse_datetime and format_datetime are imported from here by most stages: timestamps keeps them
-from mem.enrich.timestamps import MONTH_WORD, MONTHS, UTC, aware, format_datetime, parse_datetime, parse_iso
+from mem.enrich.timestamps import (MONTH_WORD, MONTHS, UTC, aware, clock_hour, format_datetime, parse_datetime,
+                                   parse_iso)
 
 if TYPE_CHECKING:  # only for annotations
     from collections.abc import Callable
@@ -224,13 +225,7 @@ def _month_ok(word: str, pinned: bool) -> bool:
 def _clock(m: re.Match, p: str) -> tuple[int, int] | None:
     if not m.group(p + "_hh"):
         return None
-    hour, minute = int(m.group(p + "_hh")), int(m.group(p + "_mm"))
-    ampm = (m.group(p + "_ap") or "").lower()[:1]
-    if ampm:
-        if not 1 <= hour <= 12:
-            raise ValueError("bad 12-hour clock")
-        hour = hour % 12 + (12 if ampm == "p" else 0)
-    return hour, minute
+    return clock_hour(int(m.group(p + "_hh")), m.group(p + "_ap")), int(m.group(p + "_mm"))
 
 
 def _day_or_minute(d: date, clock: tuple[int, int] | None, tz: tzinfo | None) -> Span:
@@ -259,22 +254,14 @@ def _h_us(m: re.Match, c: _Ctx) -> Span | None:
     return _day_or_minute(date(year, month, day), None, c.anchor.tzinfo)
 
 
-def _dated(c: _Ctx, m: re.Match, p: str) -> Span | None:
-    """Shared by "8 May 2023" and "May 8th, 2023"."""
+def _dated(m: re.Match, c: _Ctx, p: str) -> Span | None:
+    """"8 May 2023" (``p`` "dmy") and "May 8th, 2023" ("mdy")."""
     month_word, year = m[p + "_m"], m[p + "_y"]
     if not _month_ok(month_word, pinned=bool(year)):
         return None
     month, day = MONTHS[month_word.lower().rstrip(".")], int(m[p + "_d"])
     y = int(year) if year else closest_year(month, day, c.today)
     return _day_or_minute(date(y, month, day), _clock(m, p), c.anchor.tzinfo)
-
-
-def _h_dmy(m: re.Match, c: _Ctx) -> Span | None:
-    return _dated(c, m, "dmy")
-
-
-def _h_mdy(m: re.Match, c: _Ctx) -> Span | None:
-    return _dated(c, m, "mdy")
 
 
 def _h_my(m: re.Match, c: _Ctx) -> Span | None:
@@ -422,9 +409,9 @@ def _h_wd(m: re.Match, c: _Ctx) -> Span | None:
 
 
 _HANDLERS: dict[str, Callable[[re.Match, _Ctx], Span | None]] = {
-    "daybefore": _h_daybefore, "iso": _h_iso, "us": _h_us, "dmy": _h_dmy, "mdy": _h_mdy,
-    "my": _h_my, "qtr": _h_qtr, "sy": _h_sy, "named": _h_named, "dom": _h_dom, "ago": _h_ago, "inn": _h_inn,
-    "roll": _h_roll, "rel": _h_rel, "wkend": _h_wkend, "bmonth": _h_bmonth,
+    "daybefore": _h_daybefore, "iso": _h_iso, "us": _h_us, "dmy": partial(_dated, p="dmy"),
+    "mdy": partial(_dated, p="mdy"), "my": _h_my, "qtr": _h_qtr, "sy": _h_sy, "named": _h_named, "dom": _h_dom,
+    "ago": _h_ago, "inn": _h_inn, "roll": _h_roll, "rel": _h_rel, "wkend": _h_wkend, "bmonth": _h_bmonth,
     "bseason": _h_bseason, "byear": _h_byear, "decade": _h_decade, "wd": _h_wd,
 }
 

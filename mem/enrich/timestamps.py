@@ -60,16 +60,21 @@ def parse_iso(value: str, default_tz: tzinfo | None) -> datetime:
     return datetime(int(y), int(mo), int(d), int(hh or 0), int(mi or 0), int(ss or 0), micro, tzinfo=tz)
 
 
+def clock_hour(hour: int, ampm: str | None) -> int:
+    """``hour`` on the 24-hour clock, read as a 12-hour one after "pm" or "a.m." (ValueError outside 1-12)."""
+    if not ampm:
+        return hour
+    if not 1 <= hour <= 12:
+        raise ValueError(f"not a 12-hour clock hour: {hour}")
+    return hour % 12 + (12 if ampm[0].lower() == "p" else 0)
+
+
 def _parse_human(value: str) -> datetime:
     for pattern in _HUMAN:
         m = pattern.fullmatch(value.strip())
         if not m:
             continue
-        hour, minute, second = int(m["hh"] or 0), int(m["mm"] or 0), int(m["ss"] or 0)
-        if m["ap"]:
-            if not 1 <= hour <= 12:
-                raise ValueError(value)
-            hour = hour % 12 + (12 if m["ap"][0].lower() == "p" else 0)
+        hour, minute, second = clock_hour(int(m["hh"] or 0), m["ap"]), int(m["mm"] or 0), int(m["ss"] or 0)
         month = MONTHS[m["m"].lower().rstrip(".")]
         return datetime(int(m["y"]), month, int(m["d"]), hour, minute, second, tzinfo=UTC)
     raise ValueError(value)
