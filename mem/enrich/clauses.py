@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple, Optional
 
-from mem.enrich.lazy_regex import LazyRe
+from mem.enrich.lazy_regex import LazyRe, trie
+from mem.enrich.timestamps import MONTHS
 
 _MAX_TEXT = 20_000      # bound the work on pathological inputs; memories are short
 _MAX_CLAUSE = 300       # a "clause" longer than this is prose, not a simple assertion
@@ -105,8 +106,7 @@ _FRAMES = (
     "after the (?:upgrade|migration|move|switch|change|refactor|rewrite|outage|incident)", r"as part of [\w .-]+",
     "last (?:week|month|quarter|year|sprint|night|morning|time)",
     "this (?:week|month|quarter|year|sprint|night|morning|time)", "yesterday", "recently", "earlier today", "tonight",
-    r"in (?:q[1-4]|\d{4}|jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?: \d{4})?")
+    rf"in (?:q[1-4]|\d{{4}}|{trie(MONTHS)})(?: \d{{4}})?")
 _TRAILING = LazyRe("(?:" + "|".join(_FRAMES) + ")")
 # Only word-suffixes starting with a frame's first word are tried; and a value only needs the check
 # at all when its last word can end a frame (the last word, or the words of a closing "(?:a|b)").
