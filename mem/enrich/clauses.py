@@ -14,8 +14,7 @@ Questions, conditionals, plans and hedges are left out here, so the pattern tabl
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import NamedTuple, Optional
+from typing import Optional
 
 from mem.enrich.lazy_regex import LazyRe, trie
 from mem.enrich.timestamps import MONTHS
@@ -111,8 +110,8 @@ _TRAILING = LazyRe("(?:" + "|".join(_FRAMES) + ")")
 # Only word-suffixes starting with a frame's first word are tried; and a value only needs the check
 # at all when its last word can end a frame (the last word, or the words of a closing "(?:a|b)").
 _FRAME_START = frozenset(f.split(" ", 1)[0] for f in _FRAMES)
-_TRAIL_LAST = frozenset(w for f in _FRAMES for w in f.rsplit(" ", 1)[-1].removeprefix("(?:").removesuffix(")").split("|")
-                        if w.isalpha())
+_TRAIL_LAST = frozenset(w for f in _FRAMES
+                        for w in f.rsplit(" ", 1)[-1].removeprefix("(?:").removesuffix(")").split("|") if w.isalpha())
 EDGE_PUNCT = " \t\"'`*.,:;!?()[]{}<>"
 
 # Negation: each rule removes its cue so the positive pattern table can match; polarity flips.
@@ -203,18 +202,13 @@ def _prepare(clause: str) -> tuple[str, bool]:
 _TOKEN_SPLIT = LazyRe(r"[\s,;:()]+")
 
 
-class ClauseReading(NamedTuple):
-    """A clause as the pattern table reads it."""
-
-    text: str             # lower-cased, frames and negation cues stripped
-    tokens: list[str]     # its words, for the table's triggers
-    polarity: bool        # False when an odd number of negation cues was taken off
-    past: bool            # a "previously" frame: what it says held before, not now
-    denied: list[str]     # the alternative a contrast tail rejects ("not npm")
-
-
-def read_clause(surface: str) -> Optional[ClauseReading]:
-    """The clause prepared for the pattern table; None for a question, a plan or a hedge."""
+def read_clause(surface: str) -> Optional[tuple[str, list[str], bool, bool, list[str]]]:
+    """The clause as the pattern table reads it, None for a question, a plan or a hedge; else
+    ``(text, tokens, polarity, past, denied)``: the text lower-cased with its frames and negation cues
+    stripped, its words (for the table's triggers), False when an odd number of negation cues was
+    taken off, True after a "previously" frame (what it says held before, not now), and the
+    alternatives a contrast tail rejects ("not npm"). A plain tuple: a named one costs two Python
+    calls more for every clause intake reads."""
     c, past = _prepare(surface)
     if not c or len(c) > _MAX_CLAUSE:
         return None
@@ -241,7 +235,7 @@ def read_clause(surface: str) -> Optional[ClauseReading]:
                 pol = not pol
         c = c.strip(EDGE_PUNCT)
         tokens = _TOKEN_SPLIT.split(c)
-    return ClauseReading(c, tokens, pol, past, negs)
+    return c, tokens, pol, past, negs
 
 
 def _sentences(text: str) -> list[str]:
@@ -291,9 +285,10 @@ def _after_lead(sentence: str) -> list[str]:
     return [m["lead"], m["rest"]]
 
 
-def clauses(text: str) -> Iterator[str]:
+def clauses(text: str) -> list[str]:
     """The clauses of ``text`` that can state something: sentences cut at their conjunctions
     ("..., but ...", "... and we ..."); questions and conditionals ("If ...") are left out."""
+    out: list[str] = []
     for sentence in _sentences(text[:_MAX_TEXT]):
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):
@@ -306,4 +301,5 @@ def clauses(text: str) -> Iterator[str]:
             else (sentence,)
         for clause in parts:
             if clause and clause.strip():
-                yield clause
+                out.append(clause)
+    return out
