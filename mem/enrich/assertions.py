@@ -47,13 +47,12 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Optional
 
-from mem.enrich.claim_patterns import match_clause
-from mem.enrich.claims import Assertion, Clause
-from mem.enrich.clauses import clauses, read_clause
+from mem.enrich.claim_patterns import claims_of
+from mem.enrich.claims import Assertion
+from mem.enrich.clauses import clauses
 from mem.enrich.lazy_regex import LazyRe
 from mem.enrich.lexicon import CAT_SLOT as _CAT_SLOT, EXCLUSIVE as _EXCLUSIVE
-from mem.enrich.normal_forms import (USES_CUT, VERSION, alias, base_value, canon_subject, category, is_slot,
-                                     normalize_value)
+from mem.enrich.normal_forms import VERSION, alias, base_value, canon_subject, category, is_slot
 
 __all__ = [
     "ATTRIBUTES",
@@ -78,28 +77,6 @@ _ATTR_GROUP = {"value": "is"}
 _PERSONS = frozenset({"i"})
 
 
-def _extract_clause(surface: str, last_subject: Optional[str]) -> list[Assertion]:
-    """Assertions of one clause: its reading (gates, contrast tails, negation), then the pattern table."""
-    reading = read_clause(surface)
-    if reading is None:
-        return []
-    c, tokens, pol, past, negs = reading
-    ctx = Clause(surface.strip(), last_subject, past)
-    match_clause(c, tokens, ctx, pol)
-    if negs and ctx.out:
-        first = ctx.out[0]
-        for neg in negs:
-            v, _ = normalize_value(USES_CUT.sub("", neg))
-            if v:
-                ctx.add(first.subject, first.attribute, v, not first.polarity)
-    elif negs and pol:
-        for neg in negs:  # "Alerts go to PagerDuty instead of Slack" with an unparsed head
-            v, _ = normalize_value(neg)
-            if v and category(v):
-                ctx.add("project", "uses", v, False)
-    return ctx.out
-
-
 def extract_assertions(text: str) -> list[Assertion]:
     """All assertions in ``text``, in order; questions, plans and hypotheticals yield none.
 
@@ -121,7 +98,7 @@ def _extract_cached(text: str) -> tuple[Assertion, ...]:
     seen: set[tuple[str, str, str, bool]] = set()
     last_subject: Optional[str] = None
     for clause in clauses(text):
-        for a in _extract_clause(clause, last_subject):
+        for a in claims_of(clause, last_subject):
             key = (a.subject, a.attribute, a.value, a.polarity)
             if key in seen:
                 continue

@@ -1,21 +1,20 @@
 """The pattern table of the zero-LLM extraction and its interpreter: each entry is a clause shape
 ("X uses Y", "we switched from Y to Z for X", "X listens on port 8080", "Alice owns X", ...), the
 words that must be in a clause for it to be tried, and a handler that hands the matched parts to a
-:class:`mem.enrich.claims.Clause`. :func:`match_clause` tries the candidates in table order; the
+:class:`mem.enrich.claims.Clause`. :func:`claims_of` tries the candidates in table order; the
 first handler that returns True wins.
 
->>> c = Clause("the api listens on port 9090", None, False)
->>> match_clause("the api listens on port 9090", "the api listens on port 9090".split(), c, True)
->>> [(a.subject, a.attribute, a.value) for a in c.out]
-[('api', 'port', '9090')]
+>>> [(a.subject, a.attribute, a.value) for a in claims_of("The API listens on port 9090, not 8080.", None)]
+[('api', 'port', '9090'), ('api', 'port', '8080')]
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, Optional
 
-from mem.enrich.claims import Clause
+from mem.enrich.claims import Assertion, Clause
+from mem.enrich.clauses import read_clause
 from mem.enrich.lazy_regex import LazyRe, trie
 from mem.enrich.lexicon import (
     CAT_SLOT as _CAT_SLOT, GENERIC_SUBJECTS as _GENERIC_SUBJECTS, LABEL_WORDS as _LABEL_WORDS, LANGUAGES as _LANGUAGES,
@@ -512,9 +511,15 @@ def _compounds(tokens: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def match_clause(c: str, tokens: list[str], ctx: Clause, pol: bool) -> None:
-    """Hand the prepared clause ``c`` (:func:`mem.enrich.clauses.read_clause`) to the first pattern
-    whose handler takes it; else to the "<tool> <its slot>" compounds it lists."""
+def claims_of(surface: str, last_subject: Optional[str]) -> list[Assertion]:
+    """The assertions of one clause: its reading (:func:`mem.enrich.clauses.read_clause`) handed to the
+    first pattern whose handler takes it, else to the "<tool> <its slot>" compounds it lists; then the
+    values a contrast tail denied ("use pnpm, not npm")."""
+    reading = read_clause(surface)
+    if reading is None:
+        return []
+    c, tokens, pol, past, negs = reading
+    ctx = Clause(surface.strip(), last_subject, past)
     mask = 0
     get = _TRIGGER_INDEX.get
     for token in tokens:
@@ -528,8 +533,21 @@ def match_clause(c: str, tokens: list[str], ctx: Clause, pol: bool) -> None:
         _name, _trigger, rx, handler = _PATTERNS[low.bit_length() - 1]
         m = rx.match(c)
         if m and handler(m, ctx, pol):
-            return
-    # No clause pattern: fall back to "<tool> <its slot>" compounds in lists and fragments
-    # ("Project setup: FastAPI backend, Postgres database, Redis cache").
-    for slot, tool in _compounds(tokens):
-        ctx.add(slot, "uses", tool, pol)
+            break
+    else:
+        # No clause pattern: fall back to "<tool> <its slot>" compounds in lists and fragments
+        # ("Project setup: FastAPI backend, Postgres database, Redis cache").
+        for slot, tool in _compounds(tokens):
+            ctx.add(slot, "uses", tool, pol)
+    if negs and ctx.out:
+        first = ctx.out[0]
+        for neg in negs:
+            v, _ = normalize_value(USES_CUT.sub("", neg))
+            if v:
+                ctx.add(first.subject, first.attribute, v, not first.polarity)
+    elif negs and pol:
+        for neg in negs:  # "Alerts go to PagerDuty instead of Slack" with an unparsed head
+            v, _ = normalize_value(neg)
+            if v and category(v):
+                ctx.add("project", "uses", v, False)
+    return ctx.out
