@@ -317,6 +317,16 @@ def test_pathological_inputs_stay_fast() -> None:
         assert time.perf_counter() - t0 < 0.25, text[:40]
 
 
+@pytest.mark.parametrize("name", ["assertions", "clauses", "claim_patterns", "claims", "normal_forms", "lazy_regex"])
+def test_docstring_examples(name: str) -> None:
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"mem.enrich.{name}")
+    result = doctest.testmod(module)
+    assert result.attempted and not result.failed
+
+
 def test_typical_memory_is_fast() -> None:
     # the budget is ~100 us per 200-char text; assert a generous bound so a loaded CI box passes
     text = ("We use Redis for caching, and the API listens on port 8080. Alice owns the billing "

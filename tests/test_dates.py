@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mem.enrich.dates import (EARLIEST, LATEST, TimeWindow, event_at, format_datetime,
-                              is_when_question, parse_datetime, query_windows, resolve_dates)
+from mem.enrich.dates import TimeWindow, event_at, format_datetime, parse_datetime, resolve_dates
+from mem.enrich.query_time import EARLIEST, LATEST, is_when_question, query_windows
 
 UTC = timezone.utc
 # Monday 8 May 2023, 13:56 UTC: the LoCoMo-style "1:56 pm on 8 May, 2023".
@@ -357,12 +357,13 @@ def test_speed_under_100us_per_200_chars() -> None:
     assert per_call < 2e-3
 
 
-def test_docstring_examples() -> None:
+@pytest.mark.parametrize("name", ["dates", "calendar_spans", "query_time", "timestamps"])
+def test_docstring_examples(name: str) -> None:
     import doctest
+    import importlib
 
-    import mem.enrich.dates as module
-
-    assert doctest.testmod(module).failed == 0
+    result = doctest.testmod(importlib.import_module(f"mem.enrich.{name}"))
+    assert result.attempted and not result.failed
 
 
 # --- a day of the month with no month ------------------------------------------------------

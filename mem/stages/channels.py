@@ -71,9 +71,9 @@ def query_entities(ctx: "Context", plan: Plan) -> dict[str, tuple[int, int]]:
 
 
 def time_windows(plan: Plan) -> list[Any]:
-    """The query's time windows (``mem.enrich.dates.query_windows``), computed once."""
+    """The query's time windows (``mem.enrich.query_time.query_windows``), computed once."""
     if "windows" not in plan.memo:
-        from mem.enrich.dates import query_windows
+        from mem.enrich.query_time import query_windows
 
         plan.memo["windows"] = query_windows(plan.query.text, plan.now)
     return plan.memo["windows"]
@@ -239,7 +239,8 @@ def _mention_graph(ctx: "Context", scope: str | None) -> tuple[Any, dict[int, in
 def temporal(ctx: "Context", plan: Plan) -> Ranking:
     """Memories inside the query's time windows (by similarity); for "when" questions, similar
     memories that carry an event_at."""
-    from mem.enrich.dates import format_datetime, is_when_question
+    from mem.enrich.dates import format_datetime
+    from mem.enrich.query_time import is_when_question
 
     windows = time_windows(plan)
     if windows:

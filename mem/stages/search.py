@@ -431,7 +431,7 @@ def check_fusion(fusion: Any) -> str | None:
 def _classify(ctx: "Context", plan: Plan) -> str:
     """The query type (single-hop | multi-hop | temporal | open-domain): it picks the speaker penalty
     (``SPEAKER_PENALTIES``) and is shown in ``why``."""
-    from mem.enrich.dates import is_when_question
+    from mem.enrich.query_time import is_when_question
 
     return classify(plan.query.text, has_time=bool(graph_channels.time_windows(plan)),
                     when_question=is_when_question(plan.query.text),
