@@ -29,6 +29,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -58,7 +59,7 @@ _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upg
                       "today currently new") | CHANGE_MARKERS
 _TOLD_CHANGED = _CHANGE_WORDS - words("new set since as of today currently")  # "now", "moved", "renamed", ...
 _IGNORED = (FUNCTION_WORDS | ARTICLES | words("we i you they he she it our us team still please note fyi btw so "
-                                              "just really everything anything something half")) - AGES
+                                              "just really everything anything something half re ve ll")) - AGES
 _SPELLED = {**{w: d for w, d in NUMBER_WORDS.items() if " " not in w}, "one": "1", "eleven": "11", "a": "1", "an": "1"}
 _TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9]")
 _NUMBER = re.compile(r"\$?(\d+(?:\.\d+)*)(k)?$")
@@ -77,9 +78,21 @@ class Word(NamedTuple):
     at: int = 0  # where in its clause it starts, in tokens (function words counted)
 
 
+# whether a plain word of the older (first) and one of the newer say the same thing there, beyond spelling
+# ("keeps" and "holds" before a duration): ``mem.score.counterparts``, from the two texts' token states
+Alike = Callable[[str, str], bool]
+NAMED = True
+
+
+def replaced(newer: str, older: str, alike: Alike | None = None) -> str | None:
+    """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None; with
+    ``alike``, a word the other text says in words of its own counts as told (asked only of the plain
+    words of clauses with a value swapped, and only when the spelling alone decided nothing)."""
+    return _replaced(newer, older, None) or (_replaced.__wrapped__(newer, older, alike) if alike else None)
+
+
 @lru_cache(maxsize=8192)
-def replaced(newer: str, older: str) -> str | None:
-    """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None."""
+def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     if any("?" in t or NOT_NOW & _said(t) or _NOT_NOW_PHRASES.search(t) for t in (newer, older)):
         return None
     new_clauses, old_clauses = _clauses(newer), _clauses(older)
@@ -92,7 +105,7 @@ def replaced(newer: str, older: str) -> str | None:
     new_all = [w for c in new_clauses for w in c]
     for n in new_clauses:
         for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all):
+            if swap := _swapped(n, o, new_all, old_all, alike):
                 if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
                     return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
                 if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
@@ -314,8 +327,8 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
     return any(_same(word, o) for o in look.amounts) if word.type and word.type.startswith("quantity") else False
 
 
-def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word]
-             ) -> tuple[Word, Word] | None:
+def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word],
+             alike: Alike | None) -> tuple[Word, Word] | None:
     """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
     newer names a third of the older's words or more; apart from the words around the two values (the
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
@@ -329,14 +342,24 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
                  and _comparable(o, n, old_keys, new_keys)), None)
     if swap is None:
         return None
-    shared = [w for w in old_left if not w.type and _matched(w, new_left)]
-    plain = sum(1 for w in old_left if not w.type)
-    if len(shared) < min(2, plain) or 3 * len(shared) < plain:
+
+    def told(w: Word, other: list[Word], older_side: bool) -> bool:
+        """The other side names ``w``, or says what it says in a word of its own (token states)."""
+        return _matched(w, other) or alike is not None and not w.type and any(
+            not o.type and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface)) for o in other)
+
+    # the tool whose version is swapped is what the claim is about: "Node 18" and "node 20 now"
+    tool = {t.split(":", 1)[1] for t in (swap[0].type, swap[1].type) if t.startswith("version:")} if NAMED else set()
+    shared = sum(1 + (w.key in tool) for w in old_left if (not w.type or w.key in tool) and told(w, new_left, True))
+    plain = sum(1 + (w.key in tool) for w in old_left if not w.type or w.key in tool)
+    if shared < min(2, plain) or 3 * shared < plain:
         return None
-    old_own, new_own = (_own(side, other, value) for side, other, value in ((old_left, new_left, swap[0]),
-                                                                            (new_left, old_left, swap[1])))
+    old_own = _own(old_left, swap[0], lambda w: told(w, new_left, True))
+    new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
     if old_own and new_own or any(w.type for w in old_own):
         return None
+    # a qualifier before all they share is spelled out: its counterpart by meaning is often a sibling
+    # ("*frontend* runs on port 3000" / "*backend* runs on port 8000", token states .76)
     for side, other in ((new_left, old_left), (old_left, new_left)):
         for w in side:
             if _matched(w, other):
@@ -350,12 +373,12 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     return swap
 
 
-def _own(side: list[Word], other: list[Word], value: Word) -> list[Word]:
+def _own(side: list[Word], value: Word, told: Callable[[Word], bool]) -> list[Word]:
     """Words of ``side`` the other does not name, beyond the predicate before ``value`` (a verb precedes
     its object, a preposition or two between: "*keeps* two weeks", "*expire* after 30 minutes", "are
     *good* for 2 hours") and a word right after it; not "RabbitMQ for the *auth* service", whose own
     word after the value names another thing."""
-    unmatched = [not _matched(w, other) for w in side]
+    unmatched = [not told(w) for w in side]
     at = side.index(value)
     lo = hi = at
     while lo > 0 and unmatched[lo - 1] and side[lo].at - _end(side[lo - 1]) <= 3:
