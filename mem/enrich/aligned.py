@@ -48,6 +48,10 @@ NOT_NOW = UNREALISED | words("will would could should may might maybe perhaps pl
                              "unless if whether trial experiment only roadmap rfc until formerly previously "
                              "originally initially also too additionally")
 _NOT_NOW_PHRASES = re.compile(r"\b(?:used to|back in|as well|at first)\b", re.IGNORECASE)
+# A newer text that says it corrects what was said ("actually", "I misremembered"): it refers back to the
+# older claim, so it may leave out the older's qualifiers and name only one of its words
+OWNED_UP = re.compile(r"\b(?:actually|in fact|turns out|correction|misremembered|misread|my mistake|was wrong|"
+                      r"had (?:that|it) wrong|to be precise|confused)\b|^\W*(?:nope|oops|sorry)\b", re.IGNORECASE)
 # Words naming the setting rather than the thing set: a restatement may leave them out ("Node version for
 # the web app is 18" -> "the web app now runs on Node 22").
 GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
@@ -82,6 +86,7 @@ class Word(NamedTuple):
 # ("keeps" and "holds" before a duration): ``mem.score.counterparts``, from the two texts' token states
 Alike = Callable[[str, str], bool]
 NAMED = True
+OWNING = True
 
 
 def replaced(newer: str, older: str, alike: Alike | None = None) -> str | None:
@@ -105,7 +110,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     new_all = [w for c in new_clauses for w in c]
     for n in new_clauses:
         for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all, alike):
+            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer)) and OWNING):
                 if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
                     return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
                 if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
@@ -328,7 +333,7 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
 
 
 def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word],
-             alike: Alike | None) -> tuple[Word, Word] | None:
+             alike: Alike | None, owned_up: bool = False) -> tuple[Word, Word] | None:
     """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
     newer names a third of the older's words or more; apart from the words around the two values (the
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
@@ -352,15 +357,15 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     tool = {t.split(":", 1)[1] for t in (swap[0].type, swap[1].type) if t.startswith("version:")} if NAMED else set()
     shared = sum(1 + (w.key in tool) for w in old_left if (not w.type or w.key in tool) and told(w, new_left, True))
     plain = sum(1 + (w.key in tool) for w in old_left if not w.type or w.key in tool)
-    if shared < min(2, plain) or 3 * shared < plain:
+    if shared < min(1 if owned_up else 2, plain) or 3 * shared < plain:
         return None
     old_own = _own(old_left, swap[0], lambda w: told(w, new_left, True))
     new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
-    if old_own and new_own or any(w.type for w in old_own):
+    if old_own and new_own or any(w.type for w in old_own) and not owned_up:
         return None
     # a qualifier before all they share is spelled out: its counterpart by meaning is often a sibling
     # ("*frontend* runs on port 3000" / "*backend* runs on port 8000", token states .76)
-    for side, other in ((new_left, old_left), (old_left, new_left)):
+    for side, other in ((new_left, old_left),) if owned_up else ((new_left, old_left), (old_left, new_left)):
         for w in side:
             if _matched(w, other):
                 break
