@@ -57,7 +57,8 @@ OWNED_UP = re.compile(r"\b(?:actually|in fact|turns out|correction|misremembered
 GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
 FREQUENCIES = {"hourly": "1h", "daily": "1d", "nightly": "1d", "weekly": "1wk", "fortnightly": "2wk",
                "monthly": "1mo", "quarterly": "3mo", "yearly": "1y", "annually": "1y"}
-WEEKDAYS = {d + p: d for d in words("monday tuesday wednesday thursday friday saturday sunday") for p in ("", "s")}
+# corrections' value shapes (``corrections.typed``) as this module types them: a command and an address are no rivals
+_KINDS = {"`": "ident:command", "url": "ident:url", "clock": "clock", "day": "weekday"}
 AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
 _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
                       "today currently new") | CHANGE_MARKERS
@@ -213,27 +214,23 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
 
 
 def _typed(token: str, lower: str, at_start: bool) -> Word:
-    if re.fullmatch(r"\d{1,2}:\d{2}", lower):
-        return Word(lower, token, "clock")
+    from mem.enrich.corrections import typed
+
+    if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
+        return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
         return Word(FREQUENCIES[lower], token, "frequency")
-    if lower in WEEKDAYS:
-        return Word(WEEKDAYS[lower], token, "weekday")
     if VALUE_ALIASES.get(lower, lower) in TOOLS:
         return _name(token)
-    if token.startswith("`") or re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
-        return Word(lower.strip("`"), token, "ident:" + _shape(token))
+    if re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
+        return Word(lower, token, "ident:" + _shape(token))
     if token[0].isupper() and not at_start and lower not in _IGNORED or len(token) > 1 and token.isupper():
         return _name(token)
     return Word(stem(lower), token, None)
 
 
 def _shape(token: str) -> str:
-    """What an identifier is, by its shape: a command and an address, or a host and a path, are no rivals."""
-    if token.startswith("`"):
-        return "command"
-    if "://" in token:
-        return "url"
+    """What an identifier is, by its shape: a host and a path are no rivals."""
     if token.startswith(("/", "~")) or "/" in token:
         return "path"
     if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", token):
@@ -271,13 +268,9 @@ def _number(text: str) -> str:
 
 
 def _same(a: Word, b: Word) -> bool:
-    """One value: the same key, parts of one name, or amounts within 5 % ("1 MB" and "1024 KB")."""
-    if a.key == b.key or a.parts & {b.key} or b.parts & {a.key}:
-        return True
-    if a.type == b.type and a.type and a.type.startswith("quantity"):
-        x, y = float(a.key), float(b.key)
-        return abs(x - y) <= 0.05 * max(abs(x), abs(y))
-    return False
+    """Two amounts of one quantity within 5 % ("1 MB" and "1024 KB"; ``_matched`` compares keys and names)."""
+    x, y = float(a.key), float(b.key)
+    return a.type == b.type and abs(x - y) <= 0.05 * max(abs(x), abs(y))
 
 
 def _comparable(a: Word, b: Word, old_keys: set[str], new_keys: set[str]) -> bool:
