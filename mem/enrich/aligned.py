@@ -176,8 +176,8 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
     token, lower = tokens[i], tokens[i].lower()
     unit_at = _unit_at(tokens, i + 1)
     if lower in ("a", "an"):
-        if unit_at is None:
-            return None
+        if unit_at is None or unit_at > i + 1 and _number_at(tokens, i + 1):
+            return None  # "a 200 ms ping": the number is 200
         half = i > 0 and tokens[i - 1].lower() == "half"
         return _amount("0.5" if half else "1", tokens, i, unit_at), unit_at + 1
     plain = lower.replace(",", "")
@@ -188,8 +188,8 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
         return _amount(number, tokens, i, unit_at), unit_at + 1
     noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
     if noun.isalpha() and noun not in _IGNORED and len(noun) > 2:
-        per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests
-        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), i + 2
+        per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests (nor "a second")
+        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), i + (4 if per else 2)
     return Word(_number(number), token, "number"), i + 1
 
 

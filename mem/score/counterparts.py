@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import numpy as np
 
-COUNTERPART = 0.65  # cosine of two words' states that makes them one (bench/README.md: .45-.65 swept)
+COUNTERPART = 0.5  # cosine of two words' states that makes them one (bench/README.md: .45-.65 swept)
 Rows = tuple["np.ndarray", "np.ndarray"]  # the older's and the newer's content token rows (unit, projected)
 
 
