@@ -8,13 +8,15 @@ makes them corrections is structure:
 * **a value swapped**: the two texts hold values of one type (a duration, a size, a count of the same
   thing, a version or plain number, a time of day, a weekday, a frequency, an identifier, a name),
   each absent from the other text, in clauses about the same thing: the newer names enough of the
-  older's words, and neither puts a word of its own before the words they share (a qualifier:
-  "the *avatar* upload limit", "*staging* redis", "the *eu* cluster": another thing, not this one);
+  older's words (spelled alike, or, given ``alike``, alike by their token states: "keeps" and "holds"),
+  and neither puts a word of its own before the words they share (a qualifier: "the *avatar* upload
+  limit", "*staging* redis", "the *eu* cluster": another thing, not this one), unless the newer owns
+  up to correcting ("actually", "I misremembered"): then it may leave the older's qualifiers out;
 * **the claim denied**: a clause of the newer negates the older's words ("not", "no longer", "was
   removed", "switched off") and names little else.
 
 Neither counts when the newer is a plan, a question or an exception ("might", "next year", "for this
-weekend only"). Stdlib only, pure, cached.
+weekend only"). Stdlib only, pure, cached (the spelling alone).
 
 >>> replaced("The web app now runs on Node 22.", "Node version for the web app is 18.")
 '18 -> 22'
@@ -86,8 +88,6 @@ class Word(NamedTuple):
 # whether a plain word of the older (first) and one of the newer say the same thing there, beyond spelling
 # ("keeps" and "holds" before a duration): ``mem.score.counterparts``, from the two texts' token states
 Alike = Callable[[str, str], bool]
-NAMED = True
-OWNING = True
 
 
 def replaced(newer: str, older: str, alike: Alike | None = None) -> str | None:
@@ -111,7 +111,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     new_all = [w for c in new_clauses for w in c]
     for n in new_clauses:
         for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer)) and OWNING):
+            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer))):
                 if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
                     return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
                 if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
@@ -331,7 +331,8 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     newer names a third of the older's words or more; apart from the words around the two values (the
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
     "the *orders* table" and "the *users* table"), nor does the older name a value the newer leaves out,
-    nor either put a word of its own before all they share ("*avatar* uploads")."""
+    nor either put a word of its own before all they share ("*avatar* uploads"; ``owned_up``: the newer
+    may drop the older's qualifier and name one of its words). A swapped version's tool counts twice."""
     new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
     old_left = [w for w in old if w.key not in GENERIC]
     old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
@@ -347,7 +348,7 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
             not o.type and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface)) for o in other)
 
     # the tool whose version is swapped is what the claim is about: "Node 18" and "node 20 now"
-    tool = {t.split(":", 1)[1] for t in (swap[0].type, swap[1].type) if t.startswith("version:")} if NAMED else set()
+    tool = {t.split(":", 1)[1] for t in (swap[0].type, swap[1].type) if t.startswith("version:")}
     shared = sum(1 + (w.key in tool) for w in old_left if (not w.type or w.key in tool) and told(w, new_left, True))
     plain = sum(1 + (w.key in tool) for w in old_left if not w.type or w.key in tool)
     if shared < min(1 if owned_up else 2, plain) or 3 * shared < plain:
