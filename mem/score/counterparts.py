@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 COUNTERPART = 0.5  # cosine of two words' states that makes them one (bench/README.md: .45-.65 swept)
 Rows = tuple["np.ndarray", "np.ndarray"]  # the older's and the newer's content token rows (unit, projected)
+_WORD = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")  # a word as ``aligned`` reads one: "auto-close", "minSdk"
 
 
 class Counterparts:
@@ -37,32 +38,27 @@ class Counterparts:
         self.texts = (older, newer)
         self._rows = rows
         self._offsets = offsets
-        self._loaded: Rows | None = None
-        self._vectors: dict[tuple[int, str], "np.ndarray | None"] = {}
-        self._spans: dict[int, list[tuple[int, int]]] = {}
+        self._words: tuple[dict[str, "np.ndarray"], ...] | None = None
 
     def __call__(self, older_word: str, newer_word: str) -> bool:
-        a, b = self._vector(0, older_word), self._vector(1, newer_word)
+        if self._words is None:
+            loaded = self._rows()
+            self._words = tuple(self._vectors(text, rows) for text, rows in zip(self.texts, loaded)) if loaded else ({}, {})
+        a, b = self._words[0].get(older_word.lower()), self._words[1].get(newer_word.lower())
         return a is not None and b is not None and float(a @ b) >= COUNTERPART
 
-    def _vector(self, side: int, word: str) -> "np.ndarray | None":
-        """The unit mean of the rows of ``word``'s first occurrence in the text, or None (not found, no rows)."""
-        key = (side, word.lower())
-        if key not in self._vectors:
-            self._vectors[key] = None
-            if self._loaded is None:
-                self._loaded = self._rows() or ()
-            text = self.texts[side]
-            found = re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.IGNORECASE)
-            if found and self._loaded:
-                rows = self._loaded[side]
-                spans = self._spans.setdefault(side, self._offsets(text)[:len(rows)])
-                at = [i for i, (start, end) in enumerate(spans)
-                      if start < found.end() and end > found.start()]
-                if at:
-                    import numpy as np
+    def _vectors(self, text: str, rows: "np.ndarray") -> dict[str, "np.ndarray"]:
+        """Each word of ``text`` (its first occurrence) -> the unit mean of its word pieces' rows, in one product."""
+        import numpy as np
 
-                    mean = rows[at].mean(axis=0)
-                    norm = float(np.linalg.norm(mean))
-                    self._vectors[key] = mean / norm if norm else None
-        return self._vectors[key]
+        spans = self._offsets(text)[:len(rows)]
+        found = {}
+        for match in _WORD.finditer(text):
+            found.setdefault(match[0].lower(), (match.start(), match.end()))
+        if not found or not spans:
+            return {}
+        starts, ends = np.array(spans).T
+        cover = np.array([(starts < end) & (ends > start) for start, end in found.values()], dtype=np.float32)
+        means = cover @ rows
+        norms = np.linalg.norm(means, axis=1, keepdims=True)
+        return {w: v for w, v, n in zip(found, means / np.maximum(norms, 1e-12), norms[:, 0]) if n > 0}
