@@ -80,6 +80,9 @@ TOLD_OTHERWISE = {
     "staging": ("The staging API listens on port 8080.", "The production API listens on port 80.", False),
     "frontend": ("Frontend runs on port 3000.", "Backend runs on port 8000.", False),
     "replica": ("The read replica keeps WAL for 3 days.", "The primary keeps WAL for 7 days.", False),
+    # "top" and "speed" would both find "assumes": a word stands in for one, its best match's best match
+    "scooter": ("The scooter profile's top speed on bike lanes is 20 km/h.",
+                "The scooter profile assumes 15 km/h on shared sidewalks.", False),
 }
 
 

@@ -38,27 +38,39 @@ class Counterparts:
         self.texts = (older, newer)
         self._rows = rows
         self._offsets = offsets
-        self._words: tuple[dict[str, "np.ndarray"], ...] | None = None
+        self._pairs: frozenset[tuple[str, str]] | None = None
 
     def __call__(self, older_word: str, newer_word: str) -> bool:
-        if self._words is None:
-            loaded = self._rows()
-            self._words = tuple(self._vectors(text, rows) for text, rows in zip(self.texts, loaded)) if loaded else ({}, {})
-        a, b = self._words[0].get(older_word.lower()), self._words[1].get(newer_word.lower())
-        return a is not None and b is not None and float(a @ b) >= COUNTERPART
+        if self._pairs is None:
+            self._pairs = self._aligned()
+        return (older_word.lower(), newer_word.lower()) in self._pairs
 
-    def _vectors(self, text: str, rows: "np.ndarray") -> dict[str, "np.ndarray"]:
-        """Each word of ``text`` (its first occurrence) -> the unit mean of its word pieces' rows, in one product."""
+    def _aligned(self) -> frozenset[tuple[str, str]]:
+        """The word pairs each other's best match across the two texts, ``COUNTERPART`` alike or more: one
+        word stands in for one ("base" and "speed" do not both find "assumes")."""
+        loaded = self._rows()
+        if not loaded:
+            return frozenset()
+        (old_words, old), (new_words, new) = (self._vectors(text, rows) for text, rows in zip(self.texts, loaded))
+        if not old_words or not new_words:
+            return frozenset()
+        sims = old @ new.T
+        best_new, best_old = sims.argmax(axis=1), sims.argmax(axis=0)
+        return frozenset((old_words[i], new_words[j]) for i, j in enumerate(best_new)
+                         if best_old[j] == i and sims[i, j] >= COUNTERPART)
+
+    def _vectors(self, text: str, rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
+        """The words of ``text`` (first occurrences) and the unit means of their word pieces' rows, in one product."""
         import numpy as np
 
         spans = self._offsets(text)[:len(rows)]
-        found = {}
+        found: dict[str, tuple[int, int]] = {}
         for match in _WORD.finditer(text):
             found.setdefault(match[0].lower(), (match.start(), match.end()))
         if not found or not spans:
-            return {}
+            return [], rows[:0]
         starts, ends = np.array(spans).T
         cover = np.array([(starts < end) & (ends > start) for start, end in found.values()], dtype=np.float32)
         means = cover @ rows
         norms = np.linalg.norm(means, axis=1, keepdims=True)
-        return {w: v for w, v, n in zip(found, means / np.maximum(norms, 1e-12), norms[:, 0]) if n > 0}
+        return list(found), means / np.maximum(norms, 1e-12)
