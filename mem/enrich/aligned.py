@@ -188,8 +188,10 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
         return _amount(number, tokens, i, unit_at), unit_at + 1
     noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
     if noun.isalpha() and noun not in _IGNORED and len(noun) > 2:
-        per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests (nor "a second")
-        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), i + (4 if per else 2)
+        per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests
+        # "30 steps a second" holds no amount "a second" of its own
+        after = i + 4 if per and tokens[i + 2].lower() in ("a", "an") else i + 2
+        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), after
     return Word(_number(number), token, "number"), i + 1
 
 
