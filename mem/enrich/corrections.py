@@ -553,8 +553,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
             their_slot = frozenset(_slot(their_before))
             if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
                     or quantity(other)[1] == quantity(mine)[1] \
-                    or sum(1 for w in slot if _present(w, their_slot | _content(
-                        [p for word in their_slot for p in _PARTS.split(word)]))) < need:
+                    or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
                 continue
             out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
     return out
