@@ -157,33 +157,6 @@ def _import(records: list[dict], env: dict | None = None) -> list[dict]:
     return done.records
 
 
-@pytest.mark.parametrize("correction_first", [False, True])
-def test_intake_supersedes_a_restated_claim_in_both_orders(correction_first: bool) -> None:
-    # neither pair is read as a correction by ``corrections`` or the assertions: alignment alone decides
-    pairs = {"swap": CORRECTIONS[0], "denied": CORRECTIONS[2], "staging": NOT_CORRECTIONS[0]}
-    records = []
-    for scope, (older, newer) in pairs.items():
-        first = {"text": older, "scope": scope, "created_at": "2026-05-01T09:00:00Z"}
-        second = {"text": newer, "scope": scope, "created_at": "2026-05-02T09:00:00Z"}
-        records += [second, first] if correction_first else [first, second]
-    out = _import(records)
-    by_scope = {}
-    for i, scope in enumerate(pairs):
-        a, b = out[2 * i], out[2 * i + 1]
-        by_scope[scope] = (b, a) if correction_first else (a, b)
-    for scope in ("swap", "denied"):
-        old, new = by_scope[scope]
-        if correction_first:
-            assert old["status"] == "superseded" and old["superseded_by"] == new["id"], (scope, old)
-        else:
-            assert new.get("supersedes") == [old["id"]], (scope, new)
-    old, new = by_scope["staging"]
-    assert old["status"] == new["status"] == "added" and not new.get("supersedes"), by_scope["staging"]
-    hits = run_mem("search", "how many days of events does the audit log keep?", "--scope", "swap",
-                   "--now", "2026-05-03T00:00:00Z").records
-    assert [h["id"] for h in hits] == [by_scope["swap"][1]["id"]]
-
-
 def _pairs(pairs: dict[str, tuple[str, str]], correction_first: bool, env: dict | None = None
            ) -> dict[str, tuple[dict, dict]]:
     """Each pair imported in its own scope, the newer a day later (first when ``correction_first``):
@@ -198,14 +171,34 @@ def _pairs(pairs: dict[str, tuple[str, str]], correction_first: bool, env: dict 
             for i, scope in enumerate(pairs)}
 
 
+def _superseded(old: dict, new: dict, correction_first: bool) -> bool:
+    """Whether the newer superseded the older: on its arrival, or (imported first) the older came in superseded."""
+    if correction_first:
+        return old["status"] == "superseded" and old.get("superseded_by") == new["id"]
+    return new.get("supersedes") == [old["id"]]
+
+
+@pytest.mark.parametrize("correction_first", [False, True])
+def test_intake_supersedes_a_restated_claim_in_both_orders(correction_first: bool) -> None:
+    # neither pair is read as a correction by ``corrections`` or the assertions: alignment alone decides
+    outcomes = _pairs({"swap": CORRECTIONS[0], "denied": CORRECTIONS[2], "staging": NOT_CORRECTIONS[0]},
+                      correction_first)
+    for scope in ("swap", "denied"):
+        assert _superseded(*outcomes[scope], correction_first), (scope, outcomes[scope])
+    old, new = outcomes["staging"]
+    assert old["status"] == new["status"] == "added" and not new.get("supersedes"), outcomes["staging"]
+    hits = run_mem("search", "how many days of events does the audit log keep?", "--scope", "swap",
+                   "--now", "2026-05-03T00:00:00Z").records
+    assert [h["id"] for h in hits] == [outcomes["swap"][1]["id"]]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("correction_first", [False, True])
 def test_token_states_tell_a_predicate_told_otherwise_from_another_thing(correction_first: bool) -> None:
     outcomes = _pairs({k: (o, n) for k, (o, n, _) in TOLD_OTHERWISE.items()}, correction_first,
                       env={"MEM_EMBEDDER": "minilm"})
     for scope, (old, new) in outcomes.items():
-        superseded = old.get("superseded_by") == new["id"] if correction_first else new.get("supersedes") == [old["id"]]
-        assert superseded == TOLD_OTHERWISE[scope][2], (scope, old, new)
+        assert _superseded(old, new, correction_first) == TOLD_OTHERWISE[scope][2], (scope, old, new)
         if not TOLD_OTHERWISE[scope][2]:
             assert old["status"] == new["status"] == "added", (scope, old, new)
 
@@ -227,10 +220,6 @@ def test_an_alias_and_an_owned_up_correction_supersede_in_both_orders(correction
     pairs = {"alias": CORRECTIONS[-3], "owned": CORRECTIONS[-2], "eu": NOT_CORRECTIONS[-2]}
     outcomes = _pairs(pairs, correction_first, env={"MEM_EMBEDDER": "minilm"})
     for scope in ("alias", "owned"):
-        old, new = outcomes[scope]
-        if correction_first:
-            assert old["status"] == "superseded" and old["superseded_by"] == new["id"], (scope, old)
-        else:
-            assert new.get("supersedes") == [old["id"]], (scope, new)
+        assert _superseded(*outcomes[scope], correction_first), (scope, outcomes[scope])
     old, new = outcomes["eu"]
     assert old["status"] == new["status"] == "added" and not new.get("supersedes")
