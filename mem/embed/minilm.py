@@ -83,6 +83,12 @@ class MiniLM:
         tokenizer.no_padding()
         self._tokenizer = tokenizer
 
+    def offsets(self, text: str) -> list[tuple[int, int]]:
+        """Where in ``text`` each of its content tokens (``mem.score.tokens.content_tokens``) stands."""
+        if self._tokenizer is None:
+            self._load_tokenizer()
+        return list(self._tokenizer.encode(text).offsets[1:-1])
+
     def token_states(self, texts: Sequence[str]) -> list["np.ndarray"]:
         """Per-text (tokens, 384) contextual states, padding removed: for MaxSim and variance."""
         return [states for states, _ in self._run(texts)]

@@ -8,13 +8,15 @@ makes them corrections is structure:
 * **a value swapped**: the two texts hold values of one type (a duration, a size, a count of the same
   thing, a version or plain number, a time of day, a weekday, a frequency, an identifier, a name),
   each absent from the other text, in clauses about the same thing: the newer names enough of the
-  older's words, and neither puts a word of its own before the words they share (a qualifier:
-  "the *avatar* upload limit", "*staging* redis", "the *eu* cluster": another thing, not this one);
+  older's words (spelled alike, or, given ``alike``, alike by their token states: "keeps" and "holds"),
+  and neither puts a word of its own before the words they share (a qualifier: "the *avatar* upload
+  limit", "*staging* redis", "the *eu* cluster": another thing, not this one), unless the newer owns
+  up to correcting ("actually", "I misremembered"): then it may leave the older's qualifiers out;
 * **the claim denied**: a clause of the newer negates the older's words ("not", "no longer", "was
   removed", "switched off") and names little else.
 
 Neither counts when the newer is a plan, a question or an exception ("might", "next year", "for this
-weekend only"). Stdlib only, pure, cached.
+weekend only"). Stdlib only, pure, cached (the spelling alone).
 
 >>> replaced("The web app now runs on Node 22.", "Node version for the web app is 18.")
 '18 -> 22'
@@ -29,6 +31,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -47,18 +50,23 @@ NOT_NOW = UNREALISED | words("will would could should may might maybe perhaps pl
                              "unless if whether trial experiment only roadmap rfc until formerly previously "
                              "originally initially also too additionally")
 _NOT_NOW_PHRASES = re.compile(r"\b(?:used to|back in|as well|at first)\b", re.IGNORECASE)
+# A newer text that says it corrects what was said ("actually", "I misremembered"): it refers back to the
+# older claim, so it may leave out the older's qualifiers and name only one of its words
+OWNED_UP = re.compile(r"\b(?:actually|in fact|turns out|correction|misremembered|misread|my mistake|was wrong|"
+                      r"had (?:that|it) wrong|to be precise|confused)\b|^\W*(?:nope|oops|sorry)\b", re.IGNORECASE)
 # Words naming the setting rather than the thing set: a restatement may leave them out ("Node version for
 # the web app is 18" -> "the web app now runs on Node 22").
 GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
 FREQUENCIES = {"hourly": "1h", "daily": "1d", "nightly": "1d", "weekly": "1wk", "fortnightly": "2wk",
                "monthly": "1mo", "quarterly": "3mo", "yearly": "1y", "annually": "1y"}
-WEEKDAYS = {d + p: d for d in words("monday tuesday wednesday thursday friday saturday sunday") for p in ("", "s")}
+# corrections' value shapes (``corrections.typed``) as this module types them: a command and an address are no rivals
+_KINDS = {"`": "ident:command", "url": "ident:url", "clock": "clock", "day": "weekday"}
 AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
 _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
                       "today currently new") | CHANGE_MARKERS
 _TOLD_CHANGED = _CHANGE_WORDS - words("new set since as of today currently")  # "now", "moved", "renamed", ...
 _IGNORED = (FUNCTION_WORDS | ARTICLES | words("we i you they he she it our us team still please note fyi btw so "
-                                              "just really everything anything something half")) - AGES
+                                              "just really everything anything something half re ve ll")) - AGES
 _SPELLED = {**{w: d for w, d in NUMBER_WORDS.items() if " " not in w}, "one": "1", "eleven": "11", "a": "1", "an": "1"}
 _TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9]")
 _NUMBER = re.compile(r"\$?(\d+(?:\.\d+)*)(k)?$")
@@ -77,9 +85,20 @@ class Word(NamedTuple):
     at: int = 0  # where in its clause it starts, in tokens (function words counted)
 
 
+# whether a plain word of the older (first) and one of the newer say the same thing there, beyond spelling
+# ("keeps" and "holds" before a duration): ``mem.score.counterparts``, from the two texts' token states
+Alike = Callable[[str, str], bool]
+
+
+def replaced(newer: str, older: str, alike: Alike | None = None) -> str | None:
+    """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None; with
+    ``alike``, a word the other text says in words of its own counts as told (asked only of the plain
+    words of clauses with a value swapped, and only when the spelling alone decided nothing)."""
+    return _replaced(newer, older, None) or (_replaced.__wrapped__(newer, older, alike) if alike else None)
+
+
 @lru_cache(maxsize=8192)
-def replaced(newer: str, older: str) -> str | None:
-    """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None."""
+def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     if any("?" in t or NOT_NOW & _said(t) or _NOT_NOW_PHRASES.search(t) for t in (newer, older)):
         return None
     new_clauses, old_clauses = _clauses(newer), _clauses(older)
@@ -92,7 +111,7 @@ def replaced(newer: str, older: str) -> str | None:
     new_all = [w for c in new_clauses for w in c]
     for n in new_clauses:
         for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all):
+            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer))):
                 if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
                     return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
                 if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
@@ -157,8 +176,8 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
     token, lower = tokens[i], tokens[i].lower()
     unit_at = _unit_at(tokens, i + 1)
     if lower in ("a", "an"):
-        if unit_at is None:
-            return None
+        if unit_at is None or unit_at > i + 1 and _number_at(tokens, i + 1):
+            return None  # "a 200 ms ping": the number is 200
         half = i > 0 and tokens[i - 1].lower() == "half"
         return _amount("0.5" if half else "1", tokens, i, unit_at), unit_at + 1
     plain = lower.replace(",", "")
@@ -170,7 +189,9 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
     noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
     if noun.isalpha() and noun not in _IGNORED and len(noun) > 2:
         per = _per(tokens, i + 2)  # "50 requests per second" is a rate, no count of requests
-        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), i + 2
+        # "30 steps a second" holds no amount "a second" of its own
+        after = i + 4 if per and tokens[i + 2].lower() in ("a", "an") else i + 2
+        return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), after
     return Word(_number(number), token, "number"), i + 1
 
 
@@ -195,27 +216,23 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
 
 
 def _typed(token: str, lower: str, at_start: bool) -> Word:
-    if re.fullmatch(r"\d{1,2}:\d{2}", lower):
-        return Word(lower, token, "clock")
+    from mem.enrich.corrections import typed
+
+    if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
+        return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
         return Word(FREQUENCIES[lower], token, "frequency")
-    if lower in WEEKDAYS:
-        return Word(WEEKDAYS[lower], token, "weekday")
     if VALUE_ALIASES.get(lower, lower) in TOOLS:
         return _name(token)
-    if token.startswith("`") or re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
-        return Word(lower.strip("`"), token, "ident:" + _shape(token))
+    if re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
+        return Word(lower, token, "ident:" + _shape(token))
     if token[0].isupper() and not at_start and lower not in _IGNORED or len(token) > 1 and token.isupper():
         return _name(token)
     return Word(stem(lower), token, None)
 
 
 def _shape(token: str) -> str:
-    """What an identifier is, by its shape: a command and an address, or a host and a path, are no rivals."""
-    if token.startswith("`"):
-        return "command"
-    if "://" in token:
-        return "url"
+    """What an identifier is, by its shape: a host and a path are no rivals."""
     if token.startswith(("/", "~")) or "/" in token:
         return "path"
     if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", token):
@@ -253,13 +270,9 @@ def _number(text: str) -> str:
 
 
 def _same(a: Word, b: Word) -> bool:
-    """One value: the same key, parts of one name, or amounts within 5 % ("1 MB" and "1024 KB")."""
-    if a.key == b.key or a.parts & {b.key} or b.parts & {a.key}:
-        return True
-    if a.type == b.type and a.type and a.type.startswith("quantity"):
-        x, y = float(a.key), float(b.key)
-        return abs(x - y) <= 0.05 * max(abs(x), abs(y))
-    return False
+    """Two amounts of one quantity within 5 % ("1 MB" and "1024 KB"; ``_matched`` compares keys and names)."""
+    x, y = float(a.key), float(b.key)
+    return a.type == b.type and abs(x - y) <= 0.05 * max(abs(x), abs(y))
 
 
 def _comparable(a: Word, b: Word, old_keys: set[str], new_keys: set[str]) -> bool:
@@ -314,13 +327,14 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
     return any(_same(word, o) for o in look.amounts) if word.type and word.type.startswith("quantity") else False
 
 
-def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word]
-             ) -> tuple[Word, Word] | None:
+def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word],
+             alike: Alike | None, owned_up: bool = False) -> tuple[Word, Word] | None:
     """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
     newer names a third of the older's words or more; apart from the words around the two values (the
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
     "the *orders* table" and "the *users* table"), nor does the older name a value the newer leaves out,
-    nor either put a word of its own before all they share ("*avatar* uploads")."""
+    nor either put a word of its own before all they share ("*avatar* uploads"; ``owned_up``: the newer
+    may drop the older's qualifier and name one of its words). A swapped version's tool counts twice."""
     new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
     old_left = [w for w in old if w.key not in GENERIC]
     old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
@@ -329,15 +343,26 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
                  and _comparable(o, n, old_keys, new_keys)), None)
     if swap is None:
         return None
-    shared = [w for w in old_left if not w.type and _matched(w, new_left)]
-    plain = sum(1 for w in old_left if not w.type)
-    if len(shared) < min(2, plain) or 3 * len(shared) < plain:
+
+    def told(w: Word, other: list[Word], older_side: bool) -> bool:
+        """The other side names ``w``, or says what it says in a word of its own (each other's best match)."""
+        return _matched(w, other) or alike is not None and not w.type and any(
+            not o.type and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface))
+            for o in other)
+
+    # the tool whose version is swapped is what the claim is about: "Node 18" and "node 20 now"
+    tool = {t.split(":", 1)[1] for t in (swap[0].type, swap[1].type) if t.startswith("version:")}
+    shared = sum(1 + (w.key in tool) for w in old_left if (not w.type or w.key in tool) and told(w, new_left, True))
+    plain = sum(1 + (w.key in tool) for w in old_left if not w.type or w.key in tool)
+    if shared < min(1 if owned_up else 2, plain) or 3 * shared < plain:
         return None
-    old_own, new_own = (_own(side, other, value) for side, other, value in ((old_left, new_left, swap[0]),
-                                                                            (new_left, old_left, swap[1])))
-    if old_own and new_own or any(w.type for w in old_own):
+    old_own = _own(old_left, swap[0], lambda w: told(w, new_left, True))
+    new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
+    if old_own and new_own or any(w.type for w in old_own) and not owned_up:
         return None
-    for side, other in ((new_left, old_left), (old_left, new_left)):
+    # a qualifier before all they share is spelled out: its counterpart by meaning is often a sibling
+    # ("*frontend* runs on port 3000" / "*backend* runs on port 8000", token states .76)
+    for side, other in ((new_left, old_left),) if owned_up else ((new_left, old_left), (old_left, new_left)):
         for w in side:
             if _matched(w, other):
                 break
@@ -350,12 +375,12 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     return swap
 
 
-def _own(side: list[Word], other: list[Word], value: Word) -> list[Word]:
+def _own(side: list[Word], value: Word, told: Callable[[Word], bool]) -> list[Word]:
     """Words of ``side`` the other does not name, beyond the predicate before ``value`` (a verb precedes
     its object, a preposition or two between: "*keeps* two weeks", "*expire* after 30 minutes", "are
     *good* for 2 hours") and a word right after it; not "RabbitMQ for the *auth* service", whose own
     word after the value names another thing."""
-    unmatched = [not _matched(w, other) for w in side]
+    unmatched = [not told(w) for w in side]
     at = side.index(value)
     lo = hi = at
     while lo > 0 and unmatched[lo - 1] and side[lo].at - _end(side[lo - 1]) <= 3:

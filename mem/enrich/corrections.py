@@ -41,7 +41,7 @@ from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_V
                                NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF, TOOLS, UNITS, UNREALISED)
 from mem.text import stem as _stem
 
-__all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related"]
+__all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
@@ -234,6 +234,23 @@ _VALUE_SHAPES = {
     NAME: (r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]+\d+)(?![\w/-])", str),
 }
 _TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
+
+
+def _shaped(match: re.Match[str]) -> Setting:
+    """A value ``_TYPED`` matched, written down, and its kind."""
+    kind = COMMAND if match.lastgroup == "code" else match.lastgroup
+    return _VALUE_SHAPES[kind][1](match[match.lastindex + 1]), kind
+
+
+def typed(token: str) -> Setting | None:
+    """``(value, kind)`` when the whole token is a value of one of ``_VALUE_SHAPES`` (what ``aligned`` types
+    a word by too), else None.
+
+    >>> typed("9:30"), typed("Mondays"), typed("`make  test`"), typed("port")
+    (('09:30', 'clock'), ('monday', 'day'), ('make test', '`'), None)
+    """
+    match = _TYPED.fullmatch(token.lower())
+    return _shaped(match) if match else None
 # The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
 # or is capitalised inside a sentence ("on Spring Boot 3.2").
 _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
@@ -270,8 +287,7 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
         out.setdefault(key, _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))))
 
     for match in _TYPED.finditer(lowered):
-        kind = COMMAND if match.lastgroup == "code" else match.lastgroup
-        value = _VALUE_SHAPES[kind][1](match[match.lastindex + 1])
+        value, kind = _shaped(match)
         put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):

@@ -67,6 +67,7 @@ css: tailwind, bootstrap, styled-components, sass, css modules
 chat: slack, discord, microsoft teams, mattermost
 editor: vim, neovim, emacs, vscode, pycharm, intellij, sublime, zed, cursor, helix, nano
 docs: sphinx, mkdocs, docusaurus, storybook, jekyll, hugo
+ml framework: pytorch, tensorflow, jax, keras
 language: python, javascript, typescript, go, rust, java, kotlin, ruby, php, c, c++, c#, swift,
   scala, elixir, erlang, haskell, clojure, dart, lua, zig, ocaml, julia, perl
 """
@@ -113,6 +114,7 @@ mssql: ms sql, sql server
 fly.io: fly
 create react app: cra, create-react-app
 sqlalchemy: sqla
+pytorch: torch
 docker compose: docker-compose, compose
 tailwind: tailwindcss
 argo cd: argocd

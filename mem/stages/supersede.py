@@ -55,6 +55,7 @@ CANDIDATES = 50
 SHARERS = 30  # memories sharing most of a correction's entities looked up beside its neighbours
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
 ALIGNED = True  # a close neighbour restating the older's claim with one value replaced or denied supersedes it
+COUNTERPARTS = True  # ... with words told otherwise matched by their token states (``mem.score.counterparts``)
 # cosine for an open contradicts edge when a correction on a related slot does not clearly replace it;
 # a semantic neighbour is close enough when the correction says what holds now ("Hana has the notifier
 # now" after "Olu owns the notifier service", .62): the edge only orders the two in search, newer first
@@ -100,13 +101,15 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
 
 
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
-          neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None) -> list[str]:
+          neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None,
+          tokens: tuple[str, bytes] | None = None) -> list[str]:
     """Called inside the intake write transaction after insert (and after its entities are linked);
     returns the ids superseded.
 
     ``found``: the memory's assertions when already extracted (``assertions_of``); ``neighbours``:
     its nearest stored memories (rowid, cosine) when intake looked them up; ``later``: whether a memory
-    of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``).
+    of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``);
+    ``tokens``: its compact token states when not stored yet (``mem.store.token_states``).
 
     Two passes: rival assertions on the same slot (``conflict_candidates``), then corrections read
     from structure (``_corrections``). The list contains ``memory.id`` itself when the incoming
@@ -132,7 +135,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
             if _overlap(memory, other) and supersedes(newer.text, older.text, newer.kind) \
                     and _resolve(ctx, newer, older, superseded) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
-    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later)
+    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens)
 
 
 def _ordered(rowid: int, memory: "Memory", other_rowid: int, other: Any) -> tuple[Any, Any]:
@@ -159,7 +162,8 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str]) -> b
 
 
 def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
-                 superseded: list[str], later: bool | None = None) -> list[str]:
+                 superseded: list[str], later: bool | None = None, tokens: tuple[str, bytes] | None = None
+                 ) -> list[str]:
     """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
     neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
     correction, supersedes the older if the older states the old value it names (or holds the same
@@ -204,7 +208,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         sim = cosine.get(other_rowid, 0.0)
         corrected = reading is not None and corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN)
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
-        if corrected or ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(newer.text, older.text):
+        if corrected or ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
+                newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory)):
             if _resolve(ctx, newer, older, superseded) and older is memory:
                 break
         elif reading is not None and sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) \
@@ -212,6 +217,32 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
     return superseded
+
+
+def _counterparts(ctx: "Context", mine: tuple[int, "Memory", tuple[str, bytes] | None], theirs: tuple[int, Any],
+                  newer_is_mine: bool) -> Any:
+    """``aligned``'s test of two words by their token states (``mem.score.counterparts``), reading the
+    states only when asked: None without token states (the hash embedder) or with ``COUNTERPARTS`` off."""
+    embedder = ctx.embedder
+    if not COUNTERPARTS or not hasattr(embedder, "offsets"):
+        return None
+    from mem.score import tokens as states
+    from mem.score.counterparts import Counterparts
+    from mem.store import token_states
+
+    def rows() -> tuple[Any, Any]:
+        form = states.token_form()
+        (rowid, memory, blob), (other_rowid, other) = mine, theirs
+        stored = token_states.get(ctx.store, [rowid, other_rowid], form)
+        if blob is not None and blob[0] == form:
+            stored[rowid] = blob[1]
+        # a memory of this chunk not stored yet, or stored by another embedder: its states computed now
+        my_rows, their_rows = (states.expand(stored[r]) if r in stored else states.projected(
+            embedder.token_states([text])[0]) for r, text in ((rowid, memory.text), (other_rowid, other.text)))
+        return (their_rows, my_rows) if newer_is_mine else (my_rows, their_rows)
+
+    newer, older = (mine[1], theirs[1]) if newer_is_mine else (theirs[1], mine[1])
+    return Counterparts(older.text, newer.text, rows, embedder.offsets)
 
 
 def changes(memory: "Memory", other: Any) -> bool:
