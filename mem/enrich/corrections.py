@@ -511,8 +511,9 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     A statement with no change word whose one missing word opens its sentence on its own (a verb or a
     function word after it: a subject, not a modifier) is ``OTHER``: that subject says whose setting
     it is ("Staging runs the API with a database pool of 5" beside "API database pool, 25"); so is a
-    slot the newer narrows by an identifier the older lacks ("*FP-3* prototypes raise their low-battery
-    alert at 3.4 V" beside "battery_low alert threshold: 3200 mV"): one of a series is another thing."""
+    slot the newer narrows by an identifier the older does not name whole ("*FP-3* prototypes raise their
+    low-battery alert at 3.4 V" beside "battery_low alert threshold: 3200 mV" or "... on the FP-2"): one
+    of a series is another thing."""
     slot = _slot(mine)
     for head in slot & _slot(theirs):
         a, b = mine.index(head), theirs.index(head)
@@ -526,7 +527,8 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     if all(heads) and not _akin(*heads) and not _named(heads[0], their_words) and not _named(heads[1], my_words):
         return OTHER
     missing = [w for w in slot if not _present(w, their_words)]
-    if bare and missing == list(mine[:1]) and mine[1:2] == ("",) or IDENTIFIED and any(map(_MEMBER.fullmatch, missing)):
+    if bare and missing == list(mine[:1]) and mine[1:2] == ("",) \
+            or IDENTIFIED and any(_MEMBER.fullmatch(w) and w not in their_words for w in slot):
         return OTHER
     return SAME if not missing or (len(missing) == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
 
