@@ -141,3 +141,22 @@ def test_the_reading_is_the_same_whatever_the_hash_seed() -> None:
     seen = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(4)}
     assert seen == {"None\n"}
+
+
+@pytest.mark.parametrize("cased", [True, False])
+def test_a_verb_spelled_like_a_tool_is_no_value(cased: bool, monkeypatch) -> None:
+    # "releases go out" names no Go: a tool in lower case is a word beside a name ("Android"), so the release
+    # day does not replace which Android versions the app supports (``aligned.CASED_TOOLS``)
+    from mem.enrich import aligned
+
+    monkeypatch.setattr(aligned, "CASED_TOOLS", cased)
+    aligned.replaced.cache_clear()
+    try:
+        ids = _import({"go_out": ("The Harbor app supports Android 9 and up.",
+                                  "Harbor app store releases go out on Thursday mornings so support has the rest of "
+                                  "the week to catch problems.")}, correction_first=False)
+    finally:
+        aligned.replaced.cache_clear()
+    (old, new), = ids.values()
+    superseded = {r["id"]: r for r in run_mem("export").records}[old["id"]].get("superseded_by")
+    assert (superseded == new["id"]) is not cased

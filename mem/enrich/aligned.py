@@ -53,6 +53,7 @@ GENERIC = frozenset(stem(w) for w in words("version value setting number default
 FREQUENCIES = {"hourly": "1h", "daily": "1d", "nightly": "1d", "weekly": "1wk", "fortnightly": "2wk",
                "monthly": "1mo", "quarterly": "3mo", "yearly": "1y", "annually": "1y"}
 WEEKDAYS = {d + p: d for d in words("monday tuesday wednesday thursday friday saturday sunday") for p in ("", "s")}
+CASED_TOOLS = True  # a name and a tool are rival values only when both are written as names (capitalised)
 AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
 _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
                       "today currently new") | CHANGE_MARKERS
@@ -269,8 +270,8 @@ def _comparable(a: Word, b: Word, old_keys: set[str], new_keys: set[str]) -> boo
     if ta == tb:
         return True
     kinds = {ta.split(":")[0], tb.split(":")[0]}
-    if kinds == {"name", "tool"}:
-        return True
+    if kinds == {"name", "tool"}:  # a tool spelled in lower case beside a name is a word ("releases *go* out")
+        return not CASED_TOOLS or all(w.surface[:1].isupper() or not w.surface.isalpha() for w in (a, b))
     if kinds <= {"count", "number", "version"} and "number" in kinds:
         typed = ta if ta != "number" else tb
         noun = typed.split(":", 1)[1]
