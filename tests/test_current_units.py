@@ -57,34 +57,6 @@ def test_a_value_in_another_unit_or_spelling_is_replaced_in_both_orders(correcti
         assert (old if correction_first else new)["status"] == ("superseded" if correction_first else "added"), key
 
 
-VALUE_FIRST = ("A build agent is marked offline after 10 minutes without a heartbeat.",
-               "Half an hour without a heartbeat before a build agent counts as offline; short network blips kept "
-               "failing builds.")
-# a value opening its sentence on another slot: the words after it name what it sets
-VALUE_FIRST_ELSEWHERE = ("A build agent is marked offline after 10 minutes without a heartbeat.",
-                         "40 minutes is how long a nightly build may run before the scheduler cancels it.")
-
-
-@pytest.mark.parametrize("after", [True, False])
-def test_a_value_opening_its_sentence_is_named_by_the_words_after_it(after: bool, monkeypatch) -> None:
-    from mem.enrich import corrections
-
-    def forget() -> None:  # readings cached under the other value of AFTER
-        corrections._settings.cache_clear()
-        corrections.read.cache_clear()
-
-    monkeypatch.setattr(corrections, "AFTER", after)
-    forget()
-    try:
-        ids = _import({"value_first": VALUE_FIRST, "elsewhere": VALUE_FIRST_ELSEWHERE}, correction_first=False)
-    finally:
-        forget()
-    exported = {r["id"]: r for r in run_mem("export").records}
-    (old, new), (other, unrelated) = ids["value_first"], ids["elsewhere"]
-    assert (exported[old["id"]].get("superseded_by") == new["id"]) is after
-    assert not exported[other["id"]].get("superseded_by")
-
-
 def test_a_series_member_naming_its_own_threshold_replaces_nothing() -> None:
     # "RX-3 prototypes" is another product than the one whose threshold the older sets; "RX-3" counts no prototypes
     ids = _import({"member": ("low_voltage alarm threshold: 11800 mV on the RX-2 controllers.",

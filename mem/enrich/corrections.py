@@ -248,10 +248,7 @@ _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
 # A number with no unit of its own that opens a range ("from 60 to 120 seconds"): the unit and the
 # words before it are the range's.
 _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
-_NAMED_NUMBER = re.compile(r"[a-z]-$")
-_CLAUSE_END = re.compile(r"[,;:.!?()\n]")
-# A value that opens its sentence takes its slot words from after it (``_settings``); False: it has none.
-AFTER = True  # what ends right before a number that closes a name
+_NAMED_NUMBER = re.compile(r"[a-z]-$")  # what ends right before a number that closes a name
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 # A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
 # "default", whose next word may be a verb ("the retry count defaults to 3").
@@ -277,22 +274,14 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
     blanked = _TYPED.sub(lambda m: " " * len(m.group()), lowered)  # numbers inside code or addresses are not settings
     out: dict[Setting, tuple[str, ...]] = {}
 
-    def phrase(span: str) -> tuple[str, ...]:
-        return _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), span)))
-
-    def put(key: Setting, start: int, end: int) -> None:
-        before = phrase(text[_sentence_of(blanked, start):start])
-        if not any(before) and AFTER:
-            # a value opening its sentence is named by the words after it, to its clause's end ("Half an hour
-            # with no stats before a gateway counts as offline", "300 requests a minute is the partner limit")
-            stop = _CLAUSE_END.search(blanked, end)
-            before = phrase(text[end:stop.start() if stop else len(text)])
-        out.setdefault(key, before)
+    def put(key: Setting, start: int) -> None:
+        sentence = _sentence_of(blanked, start)
+        out.setdefault(key, _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))))
 
     for match in _TYPED.finditer(lowered):
         kind = COMMAND if match.lastgroup == "code" else match.lastgroup
         value = _VALUE_SHAPES[kind][1](match[match.lastindex + 1])
-        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start(), match.end())
+        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
@@ -310,15 +299,15 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
             name = _NAME_BEFORE.search(blanked, max(0, match.start() - 40), match.start())
             if plain and name and (name[1] in TOOLS or "." in number and text[name.start(1)].isupper()
                                    and not _sentence_start(blanked, name.start(1))):
-                put((number, f"v {name[1]}"), match.start(), match.end())
+                put((number, f"v {name[1]}"), match.start())
             elif _RANGE.match(blanked, match.start()):
                 opened.append((float(number), match.start()))
             elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-") \
                     and not _YEAR.search(blanked, 0, match.end(1)):  # "in 2026 we ran X" dates what it tells
-                put((float(number), PLAIN), match.start(), match.end())
+                put((float(number), PLAIN), match.start())
             continue
         for value in (*(n for n, _ in opened), float(number)):
-            put((value, UNITS.get(unit, _stem(unit))), opened[0][1] if opened else match.start(), match.end())
+            put((value, UNITS.get(unit, _stem(unit))), opened[0][1] if opened else match.start())
         opened = []
     return out
 
