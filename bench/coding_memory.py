@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Nine datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|both|all``, default ``a``; ``both`` is a
+Ten datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|j|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -67,6 +67,20 @@ and b; ``--data``/``--queries`` name any other pair):
   corrected after import; and 27 look-alikes that must not supersede (plans, "looked at X, staying on
   Y", staging, a pilot in another region, another product's threshold, a one-off swap, "also reviews", a
   value restated in other units).
+* ``j``: Pressroom, the digital engineering team of a regional newspaper, the Northgate Chronicle (Wagtail CMS
+  on Django, Postgres on RDS, Celery, Fastly, a TypeScript paywall meter on Zuora, newsletters, push, EKS):
+  ``bench/coding_memory_j.jsonl``, 158 memories over 16 sessions (Jan-Jun 2030), 194 queries, 81 about
+  superseded facts (56 labeled corrections), written blind (without reading the rule code, set i or the
+  contradiction pairs) and committed before any run against it; held out. Corrections restating a new value
+  with no change word or naming only it ("Morning Briefing send time: 6 am"), "actually", denials ("we no
+  longer use", "is gone", "was decommissioned"), paraphrased verbs and other units (7 days -> "three weeks" ->
+  30 days, 300 seconds -> "two minutes" -> 10 minutes, "twenty-two thousand dollars", "half past nine in the
+  evening"), aliases (Postgres 14 -> PostgreSQL 16, Elasticsearch -> OpenSearch), handovers and a hand-back,
+  renames (repo, branch, channel, env var, domain, bucket), corrections inside long notes, chains, and five
+  old wiki notes imported late (three corrected before they arrive, one after); and 28 look-alikes that must
+  not supersede (plans, proposals, an open question, "evaluated X, kept Y", staging, another region, other
+  workers, pages and newsletters, temporary freezes and stand-ins, "also", history, restatements in other
+  units).
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -115,8 +129,9 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "f": (ROOT / "bench" / "coding_memory_f.jsonl", ROOT / "bench" / "coding_memory_f_queries.jsonl"),
         "g": (ROOT / "bench" / "coding_memory_g.jsonl", ROOT / "bench" / "coding_memory_g_queries.jsonl"),
         "h": (ROOT / "bench" / "coding_memory_h.jsonl", ROOT / "bench" / "coding_memory_h_queries.jsonl"),
-        "i": (ROOT / "bench" / "coding_memory_i.jsonl", ROOT / "bench" / "coding_memory_i_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i")}
+        "i": (ROOT / "bench" / "coding_memory_i.jsonl", ROOT / "bench" / "coding_memory_i_queries.jsonl"),
+        "j": (ROOT / "bench" / "coding_memory_j.jsonl", ROOT / "bench" / "coding_memory_j_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -440,7 +455,7 @@ def main() -> None:
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
                         help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate), e (Saltmarsh), "
                              "f (Fernhill), g (Cobalt), h (Skyreach), i (Furrowline; g-i were held out, then studied), "
-                             "both (a and b) or all (ignored with --data)")
+                             "j (Pressroom, held out), both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")

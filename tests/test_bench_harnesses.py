@@ -63,7 +63,8 @@ def _in_unit(value: float) -> bool:
                                                                                      ("f", 120, 100, 30),
                                                                                      ("g", 120, 100, 25),
                                                                                      ("h", 130, 90, 20),
-                                                                                     ("i", 140, 120, 30)])
+                                                                                     ("i", 140, 120, 30),
+                                                                                     ("j", 150, 150, 45)])
 def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
                                               min_superseded: int) -> None:
     data, query_path = coding.SETS[which]
@@ -99,9 +100,12 @@ CONFLICT_TYPES = {"update": True, "correction": True, "negation": True, "compati
 
 # The sets written after the tuned one: (file, at least this many pairs, conflicts, non-conflicts).
 # The held-out set is never tuned on; the study set is the one the team studies and tunes on next.
+# heldout2 was written blind (without reading the rules or the other later sets) to replace the
+# held-out set once that one has been measured too often to stay unseen.
 LATER_CONTRADICTION_SETS = [
     ("contradictions_heldout.jsonl", 170, 100, 60),
     ("contradictions_study.jsonl", 190, 110, 70),
+    ("contradictions_heldout2.jsonl", 220, 130, 85),
 ]
 
 
