@@ -41,11 +41,11 @@ and b; ``--data``/``--queries`` name any other pair):
 * ``g``: Cobalt, a grocery company's internal data and ML platform (Feast feature store, Spark, Flink,
   Airflow then Dagster, Snowflake, KServe): ``bench/coding_memory_g.jsonl``, 120 memories over 16
   sessions, 107 queries, 31 about superseded facts, written with ``f`` and kept as the held-out check
-  (only its totals are read while tuning on ``f``);
+  (only its totals were read while tuning on ``f``; its misses were studied later);
 * ``h``: Skyreach, the online services of a co-op shooter (Go services, Open Match, Agones fleets on GKE,
   CockroachDB, Redis, Pub/Sub, ClickHouse): ``bench/coding_memory_h.jsonl``, 143 memories over 14 sessions
   (eleven weeks), 128 queries, 45 about superseded facts (34 labeled corrections), written and committed
-  before any tuning against it; held out. Corrections in chat and ticket style: with and without the old
+  before any tuning against it; held out, then studied. Corrections in chat and ticket style: with and without the old
   value, with and without units, numbers in words, 10% vs 0.25, handovers told by the new owner, the old
   owner or a third party (and two hand-backs), vendor switches, renames of a service, an env var, a branch
   and a channel, removals ("dropped", "is gone", "no longer", "was removed"), a setting changed inside other
@@ -58,7 +58,8 @@ and b; ``--data``/``--queries`` name any other pair):
   STM32WL, LoRaWAN with ChirpStack and FUOTA, NestJS on ECS, InfluxDB then Timescale, a React Native app):
   ``bench/coding_memory_i.jsonl``, 155 memories over 16 sessions (twenty weeks), 154 queries, 59 about
   superseded facts (41 labeled corrections), written by a helper told not to read the correction rules and
-  committed before any run against it; held out. Corrections with and without a change word or the old
+  committed before any run against it; held out until the twelfth session, which studied its misses
+  (a study set since, like ``g`` and ``h``). Corrections with and without a change word or the old
   value, value before or after the setting's name, other units (3.3 V vs 3200 mV, 20% written 0.2, "half an
   hour", "two weeks"), handovers and hand-backs (a pager passed on three times), moved hosts, streams, carriers
   and dashboards, a correction inside other news, chains (15 -> 20 -> 30 minutes, weekly -> fortnightly ->
@@ -384,7 +385,8 @@ def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
                     tallies[name]["all"].add(ranked, gold, stale)
                     tallies[name][q["type"]].add(ranked, gold, stale)
                     top5 = set().union(*ranked[:5]) if ranked else set()
-                    if name == misses_for and (not set(gold) <= top5 or top5 & set(stale)):
+                    first = ranked[0] if ranked else set()
+                    if name == misses_for and (not set(gold) <= top5 or top5 & set(stale) or not first & set(gold)):
                         misses.append({"query": q["query"], "type": q["type"], "gold": q["gold"],
                                        "stale": q.get("stale", []),
                                        "top5": raw[:5]})
@@ -441,7 +443,7 @@ def print_table(report: dict[str, Any], show_misses: bool) -> None:
                 print(f"  intake {e['key']}: {e['status']} {e.get('reason') or ''} {e.get('same_as') or ''}")
             elif e.get("supersedes"):
                 print(f"  intake {e['key']}: supersedes {','.join(e['supersedes'])}")
-        print(f"misses of the {report['misses_config']!r} config (gold not all in top 5, or a stale key in top 5): {len(report['misses'])}")
+        print(f"misses of the {report['misses_config']!r} config (gold not all in top 5, not first, or a stale key in top 5): {len(report['misses'])}")
         for m in report["misses"]:
             top = " ".join("/".join(k) or "-" for k in m["top5"])
             stale = f" stale {m['stale']}" if m["stale"] else ""
@@ -452,7 +454,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
                         help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate), e (Saltmarsh), "
-                             "f (Fernhill), g (Cobalt, held out), h (Skyreach, held out), i (Furrowline, held out), "
+                             "f (Fernhill), g (Cobalt), h (Skyreach), i (Furrowline; g-i were held out, then studied), "
                              "j (Pressroom, held out), both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)

@@ -61,6 +61,7 @@ FREQUENCIES = {"hourly": "1h", "daily": "1d", "nightly": "1d", "weekly": "1wk", 
                "monthly": "1mo", "quarterly": "3mo", "yearly": "1y", "annually": "1y"}
 # corrections' value shapes (``corrections.typed``) as this module types them: a command and an address are no rivals
 _KINDS = {"`": "ident:command", "url": "ident:url", "clock": "clock", "day": "weekday"}
+CASED_TOOLS = True  # a name and a tool are rival values only when both are written as names (capitalised)
 AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
 _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
                       "today currently new") | CHANGE_MARKERS
@@ -282,8 +283,8 @@ def _comparable(a: Word, b: Word, old_keys: set[str], new_keys: set[str]) -> boo
     if ta == tb:
         return True
     kinds = {ta.split(":")[0], tb.split(":")[0]}
-    if kinds == {"name", "tool"}:
-        return True
+    if kinds == {"name", "tool"}:  # a tool spelled in lower case beside a name is a word ("releases *go* out")
+        return not CASED_TOOLS or all(w.surface[:1].isupper() or not w.surface.isalpha() for w in (a, b))
     if kinds <= {"count", "number", "version"} and "number" in kinds:
         typed = ta if ta != "number" else tb
         noun = typed.split(":", 1)[1]

@@ -49,18 +49,22 @@ _NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/
 
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_SPELLED = re.compile(rf"\b({'|'.join(NUMBER_WORDS)})(?=[\s-]+(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\b)",
+# a unit's count in words: "ten minutes", "one week each", "half an hour"
+_COUNT_WORDS = {**NUMBER_WORDS, "one": "1", "half a": "0.5", "half an": "0.5"}
+_SPELLED = re.compile(rf"\b({'|'.join(_COUNT_WORDS)})(?=[\s-]+(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\b)",
                       re.IGNORECASE)
+_DEGREES = re.compile(r"\s*°\s*C\b")  # "2 °C" is 2 degc, one unit as "2 V" is
 
 
 def _numerals(text: str) -> str:
     """Numbers as digits: thousands separators dropped ("£2,500" is 2500, not 2 and 500) and a number
-    spelled out before a unit read as one ("ten minutes" is 10 minutes).
+    spelled out before a unit read as one ("ten minutes" is 10 minutes, "half an hour" 0.5 hour).
 
-    >>> _numerals("limit £2,500 a day, tokens last ten minutes, one topic each")
-    'limit £2500 a day, tokens last 10 minutes, one topic each'
+    >>> _numerals("limit £2,500 a day, tokens last ten minutes, one topic each, half an hour at 2 °C")
+    'limit £2500 a day, tokens last 10 minutes, one topic each, 0.5 hour at 2 degc'
     """
-    return _SPELLED.sub(lambda m: NUMBER_WORDS[m[1].lower()], _THOUSANDS.sub("", text))
+    text = _DEGREES.sub(" degc", _THOUSANDS.sub("", text))
+    return _SPELLED.sub(lambda m: _COUNT_WORDS[" ".join(m[1].lower().split())], text)
 
 
 def _inflections(verb: str) -> set[str]:
@@ -210,6 +214,10 @@ class Reading:
     marked: bool = False  # a marker of what holds now ("now", "from now on", "no longer", "after all", ...)
 
 
+# A word of letters and digits ("fp-3", "eu-west1", "v2") in a newer slot and not in the older text names
+# another member of a series, not a narrower slot of the older's (``_relation``); False: it narrows.
+IDENTIFIED = True
+_MEMBER = re.compile(r"(?=\S*[a-z])(?=\S*\d)\S+")
 QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
 # A setting is a typed value: ``(number, unit)`` ("30 seconds", "30s" and "30 sec" are ``(30.0, "s")``),
 # ``(command, "`")`` for a command in backticks (what a how-to says to run), ``(address, "url")``, a time
@@ -257,6 +265,7 @@ _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
 # A number with no unit of its own that opens a range ("from 60 to 120 seconds"): the unit and the
 # words before it are the range's.
 _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
+_NAMED_NUMBER = re.compile(r"[a-z]-$")  # what ends right before a number that closes a name
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 # A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
 # "default", whose next word may be a verb ("the retry count defaults to 3").
@@ -292,6 +301,8 @@ def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
+        if _NAMED_NUMBER.search(blanked, 0, match.start()):
+            continue  # a number closing a name ("FP-3 prototypes", "SHA-256 digests") is part of the name
         if unit not in UNITS and blanked[match.end(1):match.end(1) + 1] == "-":
             unit = None  # "a 30-minute window" is 30 min, "1234-abcd" no count of abcds
         if not unit or unit in FUNCTION_WORDS:
@@ -515,7 +526,10 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     what it changes); else ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL").
     A statement with no change word whose one missing word opens its sentence on its own (a verb or a
     function word after it: a subject, not a modifier) is ``OTHER``: that subject says whose setting
-    it is ("Staging runs the API with a database pool of 5" beside "API database pool, 25")."""
+    it is ("Staging runs the API with a database pool of 5" beside "API database pool, 25"); so is a
+    slot the newer narrows by an identifier the older does not name whole ("*FP-3* prototypes raise their
+    low-battery alert at 3.4 V" beside "battery_low alert threshold: 3200 mV" or "... on the FP-2"): one
+    of a series is another thing."""
     slot = _slot(mine)
     for head in slot & _slot(theirs):
         a, b = mine.index(head), theirs.index(head)
@@ -529,7 +543,8 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     if all(heads) and not _akin(*heads) and not _named(heads[0], their_words) and not _named(heads[1], my_words):
         return OTHER
     missing = [w for w in slot if not _present(w, their_words)]
-    if bare and missing == list(mine[:1]) and mine[1:2] == ("",):
+    if bare and missing == list(mine[:1]) and mine[1:2] == ("",) \
+            or IDENTIFIED and any(_MEMBER.fullmatch(w) and w not in their_words for w in slot):
         return OTHER
     return SAME if not missing or (len(missing) == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
 
@@ -553,7 +568,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
             their_slot = frozenset(_slot(their_before))
             if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
                     or quantity(other)[1] == quantity(mine)[1] \
-                    or sum(1 for w in slot if _present(w, their_slot | _content(_PARTS.split(" ".join(their_slot))))) < need:
+                    or sum(1 for w in slot if _present(w, their_slot | _content([p for t in their_slot for p in _PARTS.split(t)]))) < need:
                 continue
             out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
     return out

@@ -390,10 +390,13 @@ tb: tb
 %: %, percent
 m: m
 km: km
+mv: mv, millivolt, millivolts
+v: v, volt, volts
+degc: degc, celsius
 """)
 # Units of one quantity -> (the quantity, its size in the smallest unit): "400 days" and "13 months" are
 # two durations, "60 s" and "1 min" one.
 QUANTITY_OF = {unit: (quantity, float(size)) for quantity, line in (
     ("duration", "ms 0.001 s 1 min 60 h 3600 d 86400 wk 604800 mo 2629800 y 31557600"),
-    ("size", "kb 1 mb 1e3 gb 1e6 tb 1e9"), ("length", "m 1 km 1e3"))
+    ("size", "kb 1 mb 1e3 gb 1e6 tb 1e9"), ("length", "m 1 km 1e3"), ("voltage", "mv 1 v 1e3"))
     for unit, size in zip(line.split()[::2], line.split()[1::2])}

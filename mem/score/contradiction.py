@@ -84,6 +84,10 @@ CURRENT_WINDOW = 10
 # on sets a-g (their pairs that reorder are .59-.82; .54 put "at 50 one partner's requests" over a rate
 # limit); None: the question's words only.
 NEAR = 0.55
+# Two close neighbours are compared as such also when the question names both: its words pick the
+# sentences compared and can miss the value ("battery_low alert threshold: 3200 mV" for "what voltage
+# triggers the low battery warning", after "below 3.3 V"). False: the question's words only, then.
+ALSO_NEAR = True
 
 
 def current_pairs(hits: Sequence[Hit], asked: str,
@@ -92,8 +96,8 @@ def current_pairs(hits: Sequence[Hit], asked: str,
     type on one slot (``corrections.other_value``): the newer says what holds now. The question says
     what both are about: the older names two or more of its words and the newer every one of those
     ("the email queue: 10 jobs" does not answer what "the transcription queue: 4 jobs" answers about
-    the transcription queue); or, with the hits' unit ``vectors``, the two are close neighbours (cosine
-    ``NEAR``), which says it whatever words each shares with the question. Conversation turns
+    the transcription queue); or (also, with ``ALSO_NEAR``), with the hits' unit ``vectors``, the two
+    are close neighbours (cosine ``NEAR``), which says it whatever words each shares with the question. Conversation turns
     (episodes) say what was said, not what holds, and are never compared."""
     from mem.enrich.corrections import other_value, words_named
 
@@ -107,10 +111,11 @@ def current_pairs(hits: Sequence[Hit], asked: str,
             if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope:
                 continue
             asks_both = len(theirs) >= 2 and theirs <= named[newer.memory.id]
-            near = not asks_both and NEAR is not None and older.memory.id in vectors and newer.memory.id in vectors \
-                and float(vectors[older.memory.id] @ vectors[newer.memory.id]) >= NEAR
-            change = (asks_both or near) and other_value(newer.memory.text, older.memory.text, asked, near=near)
+            near = (ALSO_NEAR or not asks_both) and NEAR is not None and older.memory.id in vectors \
+                and newer.memory.id in vectors and float(vectors[older.memory.id] @ vectors[newer.memory.id]) >= NEAR
+            asked_change = asks_both and other_value(newer.memory.text, older.memory.text, asked)
+            change = asked_change or near and other_value(newer.memory.text, older.memory.text, asked, near=True)
             if change:
-                why = "states another value for what both answer" if asks_both else "is a close neighbour stating another value"
+                why = "states another value for what both answer" if asked_change else "is a close neighbour stating another value"
                 out.append((newer.memory.id, older.memory.id, f"newer memory {why} ({change}); the older ranks below it"))
     return out
