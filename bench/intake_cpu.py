@@ -2,6 +2,9 @@
 
     python bench/intake_cpu.py                  # eager (mem add -), 3,000 synthetic texts, minilm
     python bench/intake_cpu.py --bulk --plain   # bulk, without the per-stage timers
+    python bench/intake_cpu.py --bulk --plain --replay /tmp/states.pickle   # everything but the model
+    valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+        python bench/intake_cpu.py --bulk --plain --replay /tmp/states.pickle [--n 0]   # its instructions
 
 The same run as ``bench/scale.py --intake-ratio``'s in-process ``mem add -`` (the model loaded before
 the clock, the drafts validated inside it). Each stage is timed with ``time.thread_time``, so a
@@ -10,6 +13,12 @@ the process's minus what the Python threads spent outside ``MiniLM._run`` (onnxr
 thread is in it). With the model on both cores all the time, intake can reach at most
 model / (model + the rest) of the embedder-alone rate: the printed bound. Timers cost a little: the
 totals of a ``--plain`` run are the ones to compare between trees.
+
+``--replay FILE`` takes the model out: the first run keeps each text's token states (what
+``MiniLM._run`` returns) in FILE, and every run then hands them back instead of running the model,
+so the process's CPU is everything else, unblurred by the model sharing the cores (delete FILE after
+a change to the model or its batches). Under cachegrind, the same with ``--n 0`` is the setup to
+subtract.
 """
 
 from __future__ import annotations
@@ -46,12 +55,31 @@ def timed(owner: Any, name: str, label: str | None = None) -> None:
     setattr(owner, name, wrapper)
 
 
+def replay(path: Path, model: Any, embedder: Any) -> None:
+    """``model._run`` hands back the token states kept in ``path`` (the 3,000 synthetic texts' own,
+    computed in ``BULK_CHUNK`` batches by the real model the first time)."""
+    import pickle
+
+    from mem.stages.add import BULK_CHUNK
+
+    if not path.exists():
+        texts = list(memory_texts(3000))
+        kept = {}
+        for start in range(0, len(texts), BULK_CHUNK):
+            batch = texts[start : start + BULK_CHUNK]
+            kept.update(zip(batch, embedder._run(batch)))
+        path.write_bytes(pickle.dumps(kept))
+    kept = pickle.loads(path.read_bytes())
+    model._run = lambda self, texts: [kept[t] for t in texts]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--bulk", action="store_true", help="bulk intake (until searchable) instead of eager")
     parser.add_argument("--plain", action="store_true", help="only the threads' totals (no per-stage timers)")
     parser.add_argument("--threads", type=int, default=0, help="onnxruntime intra-op threads (0: one per core)")
+    parser.add_argument("--replay", type=Path, help="token states kept here stand in for the model (made if missing)")
     args = parser.parse_args()
 
     import mem.score.tokens as tokens
@@ -64,7 +92,10 @@ def main() -> None:
 
     texts = list(memory_texts(args.n))
     embedder = MiniLM(threads=args.threads)
-    embedder.embed(texts[:8])
+    if args.replay:
+        replay(args.replay, MiniLM, embedder)
+    else:
+        embedder.embed(texts[:8])
     timed(MiniLM, "_run", "the model (MiniLM._run)")  # once per chunk: cheap enough for --plain
     timed(add, "_prepare", "preparing (all of it)")
     if not args.plain:
@@ -73,7 +104,9 @@ def main() -> None:
                             (add, "nearest_live"), (Store, "insert_memory"), (link, "after_insert"),
                             (link, "link_entities"), (link, "link_semantic"), (link, "link_temporal"),
                             (link, "link_causal"), (supersede, "check"), (supersede, "_corrections"),
-                            (lifecycle_sql, "conflict_candidates"), (lifecycle_sql, "correction_candidates")):
+                            (lifecycle_sql, "conflict_candidates"), (lifecycle_sql, "correction_candidates"),
+                            (supersede, "changes"), (MiniLM, "embed_with_states"), (Store, "put_vectors"),
+                            (Store, "bulk_writes"), (Store, "write")):
             timed(owner, name)
     options = add.AddOptions(bulk=args.bulk)
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,7 +123,7 @@ def main() -> None:
             process, main_thread = time.process_time() - process_start, time.thread_time() - main_start
     if any(o.status not in ("added", "duplicate", "superseded") for o in outcomes):
         raise SystemExit("intake refused a synthetic text")
-    n = args.n
+    n = max(1, args.n)
     run = sum(v for (_, label), v in SPENT.items() if label.startswith("the model"))
     prepared = sum(v for (_, label), v in SPENT.items() if label == "preparing (all of it)")
     model = process - main_thread - prepared + run
