@@ -11,7 +11,9 @@ the clock, the drafts validated inside it). Each stage is timed with ``time.thre
 stage's figure is the CPU of the thread that ran it, not the wall time it waited; the model's CPU is
 the process's minus what the Python threads spent outside ``MiniLM._run`` (onnxruntime's own pool
 thread is in it). With the model on both cores all the time, intake can reach at most
-model / (model + the rest) of the embedder-alone rate: the printed bound. Timers cost a little: the
+model / (model + the rest) of the embedder-alone rate: the printed bound. The wall time outside the
+model's calls (printed last) is the rest of the gap: phases where the model waits (validation, the
+first chunk's enrichment and compaction, the last chunk's writes). Timers cost a little: the
 totals of a ``--plain`` run are the ones to compare between trees.
 
 ``--replay FILE`` takes the model out: the first run keeps each text's token states (what
@@ -39,6 +41,7 @@ import benchlib  # noqa: E402,F401  (puts the repo on sys.path, BLAS single-thre
 from synth import memory_texts  # noqa: E402
 
 SPENT: dict[tuple[str, str], float] = defaultdict(float)  # (thread, stage) -> CPU seconds
+SPANS: dict[str, list[tuple[float, float]]] = defaultdict(list)  # stage -> its calls' (start, end) wall times
 
 
 def timed(owner: Any, name: str, label: str | None = None) -> None:
@@ -46,11 +49,12 @@ def timed(owner: Any, name: str, label: str | None = None) -> None:
     inner = getattr(owner, name)
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        start = time.thread_time()
+        start, wall = time.thread_time(), time.perf_counter()
         try:
             return inner(*args, **kwargs)
         finally:
             SPENT[(threading.current_thread().name, label or name)] += time.thread_time() - start
+            SPANS[label or name].append((wall, time.perf_counter()))
 
     setattr(owner, name, wrapper)
 
@@ -133,6 +137,11 @@ def main() -> None:
           f"{rest / n * 1e6:,.0f} us (the writing thread {main_thread / n * 1e6:,.0f}, validation "
           f"{validation / n * 1e6:,.0f} of it; the preparing thread beside the model {(prepared - run) / n * 1e6:,.0f}); "
           f"bound on intake / embedder alone {model / (model + rest):.2f}")
+    # The model's calls run one at a time (one preparing thread): the wall time outside them is time
+    # the embedder alone would not spend (validation, the first chunk's enrichment, the last one's writes).
+    busy = sum(min(end, wall_start + wall) - max(start, wall_start) for start, end in SPANS["the model (MiniLM._run)"]
+               if end > wall_start)
+    print(f"  the model ran {busy:.2f} s of the {wall:.2f} s wall ({busy / wall:.0%}); outside it {(wall - busy):.2f} s")
     for (thread, label), value in sorted(SPENT.items(), key=lambda kv: (kv[0][0], -kv[1])):
         print(f"  {thread:12} {label:28} {value / n * 1e6:7,.0f} us a memory")
 
