@@ -69,15 +69,20 @@ def test_worker_builds_the_database_in_process_intake_builds(start: str, mem, tm
     monkeypatch.setattr(intake_worker, "MIN_RECORDS", 10**9)
     in_process = mem("add", "-", *flags, "--db", str(alone), "--now", NOW, input=lines)
     assert len(started) == 1
-    assert with_worker.code == in_process.code == 0, with_worker.stderr
-    expected, got = _rows(alone), _rows(worker)
+    _same_database(worker, with_worker, alone, in_process)
+
+
+def _same_database(path: Path, result: Any, expected_path: Path, expected_result: Any) -> None:
+    """Both runs succeeded and stored the same rows, vectors, token states, changelog, graph and outcomes."""
+    assert result.code == expected_result.code == 0, result.stderr
+    expected, got = _rows(expected_path), _rows(path)
     assert expected["memories"] and expected["vectors"]
     for part in ("memories", "vectors", "tokens", "log"):
         assert got[part] == expected[part], part
-    graph, graph_worker = snapshot(alone), snapshot(worker)
+    graph, graph_got = snapshot(expected_path), snapshot(path)
     for part in ("edges", "memories", "entities", "mentions", "assertions"):
-        assert graph_worker[part] == graph[part], part
-    assert _outcomes(with_worker, _texts(worker)) == _outcomes(in_process, _texts(alone))
+        assert graph_got[part] == graph[part], part
+    assert _outcomes(result, _texts(path)) == _outcomes(expected_result, _texts(expected_path))
 
 
 @pytest.mark.parametrize("start", ["fork", "spawn"])
@@ -258,15 +263,7 @@ def test_bulk_intake_stores_the_same_database_however_it_is_chunked(mem, tmp_pat
     monkeypatch.setattr(add, "FIRST_CHUNK", 10**6)
     monkeypatch.setattr(add, "BULK_CHUNK", 10**6)
     one = mem("add", "-", "--bulk", "--db", str(whole), "--now", NOW, input=lines)
-    assert chunked.code == one.code == 0, chunked.stderr
-    expected, got = _rows(whole), _rows(ramped)
-    assert expected["memories"] and expected["vectors"]
-    for part in ("memories", "vectors", "tokens", "log"):
-        assert got[part] == expected[part], part
-    graph, graph_ramped = snapshot(whole), snapshot(ramped)
-    for part in ("edges", "memories", "entities", "mentions", "assertions"):
-        assert graph_ramped[part] == graph[part], part
-    assert _outcomes(chunked, _texts(ramped)) == _outcomes(one, _texts(whole))
+    _same_database(ramped, chunked, whole, one)
 
 
 @settings(max_examples=80, deadline=None)
