@@ -6,6 +6,7 @@
     python bench/scale.py --postgres embedded --sizes 10000    # the same on PostgreSQL (a server per run, or ADMIN_URL)
     python bench/scale.py --db postgresql://me@host/mem --embedders hash   # search only, on a PostgreSQL database
     python bench/scale.py --intake-ratio --sizes 3000 --embedders minilm --pairs 3   # intake / embedder alone
+    python bench/scale.py --intake-ratio --sizes 3000 --embedders minilm --pairs 2 --bulk-only   # bulk's alone
 
 Each (size, embedder) pair builds a fresh database in a temp folder through the real intake path
 (``mem.stages.add.run``: secret scan, duplicate checks, embedding, linking), then measures.
@@ -48,7 +49,7 @@ def build(db: Path | str, n: int, embedder: str, batch: int = 2000) -> float:
     return n / (time.perf_counter() - start)
 
 
-def intake_ratio(n: int, embedder_name: str, pairs: int) -> list[tuple[float, float]]:
+def intake_ratio(n: int, embedder_name: str, pairs: int, bulk_only: bool = False) -> list[tuple[float, float]]:
     """Intake against the embedder alone on the same ``n`` texts, in interleaved rounds: the embedder
     embeds them as intake hands them over (``add.CHUNK`` at a time); ``mem add -`` (one ``add.run``
     call, eager) and bulk (``mem add - --bulk``: until searchable, then with its finishing pass)
@@ -56,7 +57,7 @@ def intake_ratio(n: int, embedder_name: str, pairs: int) -> list[tuple[float, fl
     Then both again as the CLI runs them (``add.run`` on a fresh context: from
     ``intake_worker.MIN_RECORDS`` texts a worker process prepares them, loading its own model inside
     the clock). Returns each round's (mem add -, bulk until searchable, the same two as the CLI runs
-    them) rates over the embedder-alone rate."""
+    them) rates over the embedder-alone rate (``bulk_only``: the eager ones are skipped, NaN)."""
     from mem.config import resolve_settings
     from mem.embed import get_embedder
     from mem.stages import add, finish
@@ -119,14 +120,19 @@ def intake_ratio(n: int, embedder_name: str, pairs: int) -> list[tuple[float, fl
     rows = []
     runs = {"alone": alone, "eager": lambda: intake(False), "bulk": lambda: intake(True),
             "eager cli": lambda: as_the_cli(False), "bulk cli": lambda: as_the_cli(True)}
+    if bulk_only:
+        runs = {name: run for name, run in runs.items() if not name.startswith("eager")}
+    nan = float("nan")
     for pair in range(pairs):
         order = list(runs) if pair % 2 == 0 else list(reversed(runs))
         got: dict[str, Any] = {name: runs[name]() for name in order}
         base = n / got["alone"]
-        eager, (searchable, done) = n / got["eager"][1], got["bulk"]
-        cli_eager, cli_searchable = n / got["eager cli"][1], n / got["bulk cli"][0]
+        eager = n / got["eager"][1] if "eager" in got else nan
+        cli_eager = n / got["eager cli"][1] if "eager cli" in got else nan
+        (searchable, done), cli_searchable = got["bulk"], n / got["bulk cli"][0]
         rows.append((eager / base, n / searchable / base, cli_eager / base, cli_searchable / base))
-        print(f"{embedder_name} n={n} round {pair + 1}: embedder alone {base:,.0f}/s; mem add - {eager:,.0f}/s "
+        print(f"{embedder_name} n={n} round {pair + 1}: load {os.getloadavg()[0]:.1f}, embedder alone {base:,.0f}/s; "
+              f"mem add - {eager:,.0f}/s "
               f"(x{eager / base:.2f}); bulk until searchable {n / searchable:,.0f}/s (x{n / searchable / base:.2f}), "
               f"with its finishing pass {n / done:,.0f}/s (finishing {done - searchable:.1f} s); as the CLI runs "
               f"them: mem add - {cli_eager:,.0f}/s (x{cli_eager / base:.2f}), bulk until searchable "
@@ -222,11 +228,12 @@ def main() -> None:
     parser.add_argument("--intake-ratio", action="store_true",
                         help="only intake (eager and bulk) against the embedder alone on the same texts, as ratios")
     parser.add_argument("--pairs", type=int, default=3, help="interleaved rounds of --intake-ratio")
+    parser.add_argument("--bulk-only", action="store_true", help="--intake-ratio without the eager runs")
     args = parser.parse_args()
     if args.intake_ratio:
         for embedder in args.embedders.split(","):
             for n in (int(s) for s in args.sizes.split(",")):
-                intake_ratio(n, embedder, args.pairs)
+                intake_ratio(n, embedder, args.pairs, bulk_only=args.bulk_only)
         return
     if args.db is not None:
         for embedder in args.embedders.split(","):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-import uuid
 
 _lock = threading.Lock()
 _last = [0, 0]  # (unix ms, counter) so ids made in the same millisecond still sort in order
@@ -36,7 +35,8 @@ def uuid7(unix_ms: int | None = None) -> str:
         counter = _last[1] & 0xFFF
     rand = int.from_bytes(os.urandom(8), "big") & ((1 << 62) - 1)
     value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | counter << 64 | 0b10 << 62 | rand
-    return str(uuid.UUID(int=value))
+    digits = f"{value:032x}"  # what str(uuid.UUID(int=value)) gives, without building the object
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 HANDLE_MIN = 4

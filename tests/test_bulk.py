@@ -305,6 +305,8 @@ def test_intake_ratio_harness_runs(capsys) -> None:
     assert len(rounds) == 2 and all(0 < ratio < 1 for pair in rounds for ratio in pair)  # hash alone is far faster
     printed = capsys.readouterr().out
     assert "round 1:" in printed and "round 2:" in printed and "median over 2 rounds: mem add - x" in printed
+    bulk = bench.intake_ratio(80, "hash", 1, bulk_only=True)  # --bulk-only: no eager rounds, NaN in their place
+    assert bulk[0][0] != bulk[0][0] and bulk[0][2] != bulk[0][2] and 0 < bulk[0][1] < 1
 
 
 def test_bulk_add_matches_eager_on_both_backends(backend: str, mem) -> None:

@@ -373,19 +373,23 @@ def test_an_interrupt_during_a_commit_still_reports_that_chunk(tmp_path: Path, m
 
     source = tmp_path / "notes.jsonl"
     source.write_text(jsonl(*({"text": f"note {i}: service {i % 31} deploys on day {i}"} for i in range(700))))
+    from mem.stages import add
+
     original = Store.write
+    monkeypatch.setattr(add, "BULK_CHUNK", 256)
+    # rows committed once the second chunk is: an import's chunks ramp (add.chunk_bounds), add -'s are 256 each
+    second = add.chunk_bounds(700, add.BULK_CHUNK)[1][1] if command == "import" else 2 * add.CHUNK
 
     @contextlib.contextmanager
     def write_then_interrupt(self: Store):  # the signal arrives as the second chunk's COMMIT returns
         with original(self):
             yield
-        if self.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 512:
+        if self.conn.execute("SELECT count(*) FROM memories").fetchone()[0] == second:
             os.kill(os.getpid(), signal.SIGINT)
 
     monkeypatch.setattr(Store, "write", write_then_interrupt)
-    monkeypatch.setattr("mem.stages.add.BULK_CHUNK", 256)
     args = ["import", str(source), "-q"] if command == "import" else ["add", "-"]
     result = run_mem(*args, input=None if command == "import" else source.read_bytes())
     assert result.code == 130
     committed = sqlite3.connect(os.environ["MEM_DB"]).execute("SELECT count(*) FROM memories").fetchone()[0]
-    assert (len(result.records), committed) == (512, 512), result.stderr
+    assert (len(result.records), committed) == (second, second), result.stderr

@@ -86,3 +86,22 @@ def test_mcp_get_and_update_accept_a_handle(mem) -> None:
 
     anyio.run(main)
     assert any("via-mcp" in r["tags"] for r in mem("list", "--json").records)
+
+
+def test_uuid7_is_a_canonical_version_7_uuid_holding_its_millisecond_and_increasing() -> None:
+    import uuid
+
+    from mem import ids
+
+    kept = list(ids._last)  # ids made earlier in this process would lift the millisecond: start afresh
+    ids._last[:] = [0, 0]
+    try:
+        for ms in (0, 1, 1_764_000_000_123, (1 << 48) - 1):
+            made = [ids.uuid7(ms) for _ in range(50)]
+            for text in made:
+                parsed = uuid.UUID(text)
+                assert str(parsed) == text and parsed.version == 7 and parsed.variant == uuid.RFC_4122
+                assert parsed.int >> 80 == ms
+            assert made == sorted(made) and len(set(made)) == 50  # strictly increasing within the millisecond
+    finally:
+        ids._last[:] = kept  # the process's own ids go on from where they were

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 import sqlean
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mem.stages import add, intake_worker
 from tests.test_bulk import NOW, ROOT, _outcomes, _texts, intake_records, snapshot
@@ -67,15 +69,20 @@ def test_worker_builds_the_database_in_process_intake_builds(start: str, mem, tm
     monkeypatch.setattr(intake_worker, "MIN_RECORDS", 10**9)
     in_process = mem("add", "-", *flags, "--db", str(alone), "--now", NOW, input=lines)
     assert len(started) == 1
-    assert with_worker.code == in_process.code == 0, with_worker.stderr
-    expected, got = _rows(alone), _rows(worker)
+    _same_database(worker, with_worker, alone, in_process)
+
+
+def _same_database(path: Path, result: Any, expected_path: Path, expected_result: Any) -> None:
+    """Both runs succeeded and stored the same rows, vectors, token states, changelog, graph and outcomes."""
+    assert result.code == expected_result.code == 0, result.stderr
+    expected, got = _rows(expected_path), _rows(path)
     assert expected["memories"] and expected["vectors"]
     for part in ("memories", "vectors", "tokens", "log"):
         assert got[part] == expected[part], part
-    graph, graph_worker = snapshot(alone), snapshot(worker)
+    graph, graph_got = snapshot(expected_path), snapshot(path)
     for part in ("edges", "memories", "entities", "mentions", "assertions"):
-        assert graph_worker[part] == graph[part], part
-    assert _outcomes(with_worker, _texts(worker)) == _outcomes(in_process, _texts(alone))
+        assert graph_got[part] == graph[part], part
+    assert _outcomes(result, _texts(path)) == _outcomes(expected_result, _texts(expected_path))
 
 
 @pytest.mark.parametrize("start", ["fork", "spawn"])
@@ -239,3 +246,41 @@ def test_checkpoints_aside_moves_the_wal_into_the_database_from_its_thread(tmp_p
                 time.sleep(0.01)
             assert path.stat().st_size >= before + 2_000_000  # the thread copied the commit into the file
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
+
+
+def test_bulk_intake_stores_the_same_database_however_it_is_chunked(mem, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk batch's chunks ramp up and down (``add.chunk_bounds``) and a chunk's drafts are checked
+    against the chunk's earlier ones: every row, vector, token state, changelog entry, outcome and the
+    finished graph are those of the same batch written as one chunk."""
+    monkeypatch.setattr(intake_worker, "MIN_RECORDS", 10**9)  # in process: the chunking alone differs
+    lines = "".join(json.dumps(r) + "\n" for r in intake_records(300))
+    ramped, whole = tmp_path / "ramped.db", tmp_path / "whole.db"
+    monkeypatch.setattr(add, "FIRST_CHUNK", 16)
+    monkeypatch.setattr(add, "BULK_CHUNK", 64)
+    assert [b - a for a, b in add.chunk_bounds(50, 64)] == [16, 18, 16]
+    chunked = mem("add", "-", "--bulk", "--db", str(ramped), "--now", NOW, input=lines)
+    monkeypatch.setattr(add, "FIRST_CHUNK", 10**6)
+    monkeypatch.setattr(add, "BULK_CHUNK", 10**6)
+    one = mem("add", "-", "--bulk", "--db", str(whole), "--now", NOW, input=lines)
+    _same_database(ramped, chunked, whole, one)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 20_000), st.sampled_from([1, 7, 64, 256, 2048]), st.sampled_from([1, 16, 256]))
+def test_chunk_bounds_cover_the_batch_ramping_at_both_ends(count: int, size: int, first: int) -> None:
+    real = add.FIRST_CHUNK
+    add.FIRST_CHUNK = first
+    try:
+        bounds = add.chunk_bounds(count, size)
+    finally:
+        add.FIRST_CHUNK = real
+    starts, ends = [a for a, _ in bounds], [b for _, b in bounds]
+    assert starts == [0, *ends][: len(starts)] and (ends or [0])[-1] == count  # contiguous, the whole batch
+    sizes = [b - a for a, b in bounds]
+    assert all(0 < s <= size for s in sizes)
+    if count >= 2 * min(first, size):
+        assert sizes[0] == sizes[-1] == min(first, size)  # neither end waits long for the other side
+    # a chunk k places from the nearer end is at most 2^k times the first: both ends ramp
+    n = len(sizes)
+    assert all(s <= min(first, size) * 2 ** min(i, n - 1 - i) for i, s in enumerate(sizes))

@@ -14,7 +14,8 @@ import sqlean
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mem.score.tokens import TOKEN_DIMS, compact, expand, maxsim, projected, projection, token_form
+from mem.score import tokens
+from mem.score.tokens import TOKEN_DIMS, compact, compact_many, expand, maxsim, projected, projection, token_form
 from tests.conftest import jsonl, run_mem
 
 
@@ -44,6 +45,22 @@ def test_compact_form_keeps_maxsim(memory_tokens: int, query_tokens: int, seed: 
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
     exact = maxsim(projected(query), projected(memory))
     assert abs(maxsim(projected(query), rows) - exact) < 0.01  # int8 costs under a hundredth
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(1, 60), min_size=1, max_size=40), st.integers(0, 2**31 - 1), st.sampled_from([8, 64, 512]))
+def test_compact_many_stores_the_bytes_compact_does(lengths: list[int], seed: int, group: int) -> None:
+    # Intake compacts a chunk's texts together (``embed_for_store``); what it stores must be what each
+    # text compacted alone gives, byte for byte, whatever the group size, and for texts of 1-3 tokens
+    # and rows of zeros too.
+    rng = np.random.default_rng(seed)
+    texts = [rng.standard_normal((n, 384)).astype(np.float32) for n in lengths]
+    texts[0][len(texts[0]) // 2] = 0.0
+    old, tokens.COMPACT_GROUP = tokens.COMPACT_GROUP, group
+    try:
+        assert compact_many(texts) == [compact(s) for s in texts]
+    finally:
+        tokens.COMPACT_GROUP = old
 
 
 def test_projection_never_changes() -> None:

@@ -33,6 +33,11 @@ CHUNK = 256  # records per write transaction: a concurrent writer waits for at m
 # Bulk intake commits larger chunks: each index page a chunk touches is written once for more rows,
 # and there are fewer per-chunk lookups and commits (bench/README.md, "Bulk import").
 BULK_CHUNK = 2048
+# A batch's first and last chunks are this small, and the ones between them grow and shrink by at most
+# twice (``chunk_bounds``): a batch's chunks are prepared (embedded) one ahead of the writes, so the
+# first is prepared with the writer idle and the last written with the model idle; a full chunk at
+# either end kept the other side waiting (at the start ~0.1-0.36 s for 10k hash texts into 100k).
+FIRST_CHUNK = 256
 PRODUCT_BLOCK = 256  # drafts whose products with the chunk's earlier drafts are made together (_Chunk._products)
 NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 # From this many drafts a chunk indexes its text in batches (``Store.bulk_writes``): that costs a few
@@ -252,10 +257,40 @@ def _chunk_size(options: AddOptions) -> int:
     return BULK_CHUNK if options.bulk else CHUNK
 
 
+def chunk_bounds(count: int, size: int) -> list[tuple[int, int]]:
+    """``[start, end)`` of each write chunk of a bulk batch of ``count``: ``FIRST_CHUNK`` at both ends,
+    doubling towards ``size`` from each end (taken in turn from the front and the back), any
+    remainder in the middle.
+
+    >>> [end - start for start, end in chunk_bounds(3000, 2048)]
+    [256, 512, 1024, 440, 512, 256]
+    >>> [end - start for start, end in chunk_bounds(10000, 2048)]
+    [256, 512, 1024, 2048, 2048, 272, 2048, 1024, 512, 256]
+    >>> [end - start for start, end in chunk_bounds(600, 256)], chunk_bounds(0, 2048)
+    ([256, 88, 256], [])
+    """
+    steps, taken = [min(FIRST_CHUNK, size)] * 2, ([], [])  # the front's and the back's
+    left, side = count, 0
+    while left > 0:
+        take = min(steps[side], left)
+        taken[side].append(take)
+        left -= take
+        steps[side] = min(size, 2 * steps[side])
+        side ^= 1
+    bounds, start = [], 0
+    for length in taken[0] + taken[1][::-1]:
+        bounds.append((start, start + length))
+        start += length
+    return bounds
+
+
 def _prepared(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iterator[list[Draft]]:
-    """``drafts`` in write chunks, each prepared (``_prepare``) before it is handed out."""
+    """``drafts`` in write chunks (a bulk intake's ramp at both ends: ``chunk_bounds``), each prepared
+    (``_prepare``) before it is handed out."""
     size = _chunk_size(options)
-    chunks = [list(drafts[start : start + size]) for start in range(0, len(drafts), size)]
+    bounds = chunk_bounds(len(drafts), size) if options.bulk else \
+        [(start, min(start + size, len(drafts))) for start in range(0, len(drafts), size)]
+    chunks = [list(drafts[start:end]) for start, end in bounds]
     if len(chunks) <= 1:
         for chunk in chunks:
             _prepare(ctx, chunk, options)
@@ -265,8 +300,13 @@ def _prepared(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> I
     # onnxruntime releases the GIL, so the model and the SQL share the two cores.
     from concurrent.futures import ThreadPoolExecutor
 
+    from contextlib import nullcontext
+
     ctx.embedder  # load the model here, once, not racing in the worker
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-intake") as pool:
+    # A bulk intake's commits leave their WAL checkpoints to a thread, as with the intake worker
+    # (``Store.checkpoints_aside``): COMMIT 17 -> 10 us a memory on the writing thread (3,000 minilm).
+    aside = ctx.store.checkpoints_aside() if options.bulk else nullcontext()
+    with aside, ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-intake") as pool:
         ahead = pool.submit(_prepare, ctx, chunks[0], options)
         for index, chunk in enumerate(chunks):
             ahead.result()  # re-raises what preparing failed with (an embedder that went away: exit 6)
@@ -379,7 +419,7 @@ class _Chunk:
         # block -> the float32 products of its rows with every row up to its end, and which may reach the
         # floor: a draft is compared with earlier drafts only, so the blocks left of the diagonal are all
         # it needs (about half the chunk's square; made when first needed)
-        self.products: dict[int, tuple[Any, Any]] = {}
+        self.products: dict[int, tuple[Any, Any, list[bool]]] = {}
         self.norms: "np.ndarray | None" = None
         self.new_vectors: list[tuple[int, str, Any]] = []
         self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
@@ -404,8 +444,9 @@ class _Chunk:
             # the exact cosine (``cosines``), so the result is what scoring every one exactly gives.
             import numpy as np
 
-            products, close = self._products(row)
-            rows = np.asarray([r for r in np.flatnonzero(close[:row]).tolist() if r in same], dtype=np.int64)
+            products, close, any_close = self._products(row)
+            rows = np.asarray([r for r in np.flatnonzero(close[:row]).tolist() if r in same], dtype=np.int64) \
+                if any_close else ()
             if len(rows):
                 rows = contenders(rows, products, None, self.vectors, self.vectors[row], NEIGHBOURS, self.floor)
                 earlier = ranked([same[r] for r in rows.tolist()], cosines(self.vectors[rows], self.vectors[row]),
@@ -413,9 +454,10 @@ class _Chunk:
                 found = sorted(found + earlier, key=lambda hit: (-hit[1], hit[0]))
         return found[:NEIGHBOURS]
 
-    def _products(self, row: int) -> tuple[Any, Any]:
-        """Vector ``row``'s float32 products with the chunk's rows up to its block's end, and which of
-        them may reach the floor (within SLACK of it: the exact cosines decide)."""
+    def _products(self, row: int) -> tuple[Any, Any, bool]:
+        """Vector ``row``'s float32 products with the chunk's rows up to its block's end, which of
+        them may reach the floor (within SLACK of it: the exact cosines decide), and whether any
+        earlier row may (most drafts have none: they skip the per-draft look at the row)."""
         import numpy as np
 
         from mem.stages.neighbours import SLACK
@@ -427,9 +469,11 @@ class _Chunk:
             low, high = row - start, min(row - start + PRODUCT_BLOCK, len(self.vectors))
             products = self.vectors[low:high] @ self.vectors[:high].T
             bar = self.floor - SLACK * np.maximum(1.0, np.outer(self.norms[low:high], self.norms[:high]))
-            self.products[block] = (products, products >= bar)
-        products, close = self.products[block]
-        return products[start], close[start]
+            close = products >= bar
+            earlier = np.arange(high)[None, :] < np.arange(low, high)[:, None]
+            self.products[block] = (products, close, (close & earlier).any(axis=1).tolist())
+        products, close, any_close = self.products[block]
+        return products[start], close[start], any_close[start]
 
     def remember(self, draft: Draft, rowid: int) -> None:
         """``draft`` was stored as ``rowid``: later drafts of the chunk see it as a duplicate or a neighbour."""

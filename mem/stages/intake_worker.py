@@ -48,10 +48,6 @@ if TYPE_CHECKING:
 # interpreter takes ~0.3 s): fewer than this stay in process.
 MIN_RECORDS = 2048
 START = "auto"  # "fork", "spawn", or "auto": a fork when _forks_safely() (tests force each)
-# The first chunk is small, so the writer waits for its preparation only briefly; each next one is
-# at most twice the one before (up to the full size), so it is prepared while that one is written:
-# a full chunk straight after the first kept the writer waiting ~0.1-0.36 s for it (10k into 100k).
-FIRST_CHUNK = 256
 # Shared by both processes, each side writing only its own: the parent's next record to validate
 # (offset 0), the lowest record the child validated (offset 8), and 1 + how many records the
 # parent validated once it has stopped and written their Drafts out (offset 16; 0 until then).
@@ -78,31 +74,18 @@ def pays(ctx: "Context", count: int, options: "AddOptions") -> bool:
     return options.bulk and count >= MIN_RECORDS and ctx.embedder_name is not None  # bulk refuses --extract
 
 
-def chunk_bounds(count: int, size: int) -> list[tuple[int, int]]:
-    """``[start, end)`` of each chunk: a small first one, doubling up to ``size``.
-
-    >>> chunk_bounds(5000, 2048)
-    [(0, 256), (256, 768), (768, 1792), (1792, 3840), (3840, 5000)]
-    """
-    bounds, start, step = [], 0, min(FIRST_CHUNK, size)
-    while start < count:
-        end = min(count, start + step)
-        bounds.append((start, end))
-        start, step = end, min(size, 2 * step)
-    return bounds
-
-
 class Worker:
     """The child for one batch: ``with Worker(...) as worker: for drafts in worker.prepared(): ...``."""
 
     def __init__(self, ctx: "Context", records: Sequence[tuple[int | None, dict[str, Any]]],
                  options: "AddOptions", *, keep_ids: bool, size: int) -> None:
+        from mem.stages.add import chunk_bounds
         from mem.stages.context import Context
 
         self.ctx, self.records, self.options, self.keep_ids = ctx, list(records), options, keep_ids
         # One clock for the whole batch (as a pinned --now gives): the child's drafts carry it.
         settings = replace(ctx.settings, now_override=ctx.now())
-        self.bounds = chunk_bounds(len(self.records), size)
+        self.bounds = chunk_bounds(len(self.records), size)  # the chunks in process intake writes too
         self.job = _Job(settings, str(ctx.embedder_name), options, keep_ids, self.records, self.bounds)
         # The parent validates under the batch's clock too, so its Drafts are the child's.
         self.checking = Context(store=ctx.store, settings=settings)

@@ -29,14 +29,14 @@ TOKEN_CACHE = 20_000  # memories without stored states whose computed ones a pro
 def embed_for_store(embedder: Any, texts: Sequence[str]) -> tuple["np.ndarray", list[tuple[str, bytes]] | None]:
     """The vectors of ``texts`` and, when the embedder has token states, each text's compact states
     ``(form, bytes)`` for ``Store.put_vectors(tokens=...)``, from the same pass of the model."""
-    from mem.score.tokens import compact, token_form
+    from mem.score.tokens import compact_many, token_form
 
     with_states = getattr(embedder, "embed_with_states", None)
     if with_states is None:
         return embedder.embed(texts), None
     vectors, states = with_states(texts)
     form = token_form()
-    return vectors, [(form, compact(s)) for s in states]
+    return vectors, [(form, blob) for blob in compact_many(states)]
 
 
 def _pool(ctx: "Context", plan: Plan) -> list[int]:
