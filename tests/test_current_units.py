@@ -122,13 +122,13 @@ def test_a_verb_spelled_like_a_tool_is_no_value(cased: bool, monkeypatch) -> Non
     from mem.enrich import aligned
 
     monkeypatch.setattr(aligned, "CASED_TOOLS", cased)
-    aligned.replaced.cache_clear()
+    aligned._replaced.cache_clear()
     try:
         ids = _import({"go_out": ("The Harbor app supports Android 9 and up.",
                                   "Harbor app store releases go out on Thursday mornings so support has the rest of "
                                   "the week to catch problems.")}, correction_first=False)
     finally:
-        aligned.replaced.cache_clear()
+        aligned._replaced.cache_clear()
     (old, new), = ids.values()
     superseded = {r["id"]: r for r in run_mem("export").records}[old["id"]].get("superseded_by")
     assert (superseded == new["id"]) is not cased
