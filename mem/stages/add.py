@@ -380,7 +380,6 @@ class _Chunk:
         neighbour_rowids = sorted({rowid for hits in found for rowid, _ in hits})
         if self.kept is not None:
             self.kept.load(neighbour_rowids)
-            self.kept.expect((supersede.rival_lookups(d.memory, d.assertions) for d in live), limit=supersede.CANDIDATES)
         # rowid -> public id of every neighbour, for the see_also edges
         self.ids = {} if self.links_later else \
             self.kept.ids(neighbour_rowids) if self.kept is not None else ids_of(store, neighbour_rowids)

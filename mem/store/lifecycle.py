@@ -367,13 +367,6 @@ class RivalRows:
         """``arrival``'s answers for a memory ``stored`` here: no row is above it yet."""
         return self.later[rowid], False
 
-    def expect(self, asked: Iterable[tuple[str, Iterable[tuple[str, str, str]], Iterable[str]]], limit: int = 50) -> None:
-        """Read ahead, in a few statements, what ``conflicts`` will be asked for each ``(scope, keys, values)``
-        (a chunk's drafts, before the first is stored): every key's newest rowids and their rows."""
-        lookups = dict.fromkeys(lookup for scope, keys, values in asked for lookup in self._lookups(scope, keys, values, limit))
-        self._read_keys([lookup for lookup in lookups if lookup not in self.keys])
-        self.load({rowid for lookup in lookups for rowid in self.keys[lookup]})
-
     def conflicts(self, *, scope: str, keys: Iterable[tuple[str, str, str]], values: Iterable[str], exclude: int,
                   limit: int = 50) -> list[tuple[int, Rival]]:
         """``conflict_candidates``, from what is kept."""
