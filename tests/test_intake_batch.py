@@ -213,3 +213,120 @@ def test_remembered_entity_rows_are_what_the_upsert_leaves(tmp_path: Path):
             rows.append((ids, store.conn.execute("SELECT * FROM entities ORDER BY id").fetchall()))
     assert rows[0] == rows[1]
     assert len(rows[0][1][0][4].split(",")) == graph.MAX_ALIASES  # the alias list filled up
+
+
+# Memories of one chunk that correct each other: rivals on one slot (the conflict pass), corrections by
+# shape and by a value swapped (the corrections pass), a correction of a correction, an older memory
+# arriving after what corrects it, and a pinned one that is only contradicted. Eager intake reads the
+# rivals once per chunk (``lifecycle.RivalRows``), kept current as the chunk stores, indexes and supersedes.
+CHAIN = [
+    ("The billing API listens on port 8000", "2024-05-01T09:00:00Z", {}),
+    ("The billing API now listens on port 8080, not 8000.", "2024-05-02T09:00:00Z", {}),
+    ("The billing API now listens on port 9090, not 8080.", "2024-05-03T09:00:00Z", {}),
+    ("We use Postgres for the orders database", "2024-05-01T10:00:00Z", {}),
+    ("We use MySQL for the orders database", "2024-05-04T10:00:00Z", {}),
+    ("We use CockroachDB for the orders database", "2024-05-05T10:00:00Z", {}),
+    ("Loki keeps two weeks of logs", "2024-05-01T11:00:00Z", {}),
+    ("Loki holds 30 days of logs since the audit.", "2024-05-06T11:00:00Z", {}),
+    ("The staging cluster runs Kubernetes 1.27", "2024-05-08T12:00:00Z", {}),
+    ("The staging cluster runs Kubernetes 1.25", "2024-05-01T12:00:00Z", {}),  # older, arrives after its update
+    ("Deploys are frozen on Fridays", "2024-05-01T13:00:00Z", {"pinned": True}),
+    ("Deploys are no longer frozen on Fridays", "2024-05-09T13:00:00Z", {}),
+    ("The nightly export writes to bucket exports-eu", "2024-05-01T14:00:00Z", {}),
+    ("The nightly export now writes to bucket exports-us instead of exports-eu", "2024-05-10T14:00:00Z", {}),
+]
+
+
+def _chain() -> list[tuple[int, dict[str, Any]]]:
+    return [(i + 1, {"text": text, "created_at": at, **extra}) for i, (text, at, extra) in enumerate(CHAIN)]
+
+
+def test_a_chunk_that_corrects_itself_equals_one_record_at_a_time(tmp_path: Path):
+    records = _chain()
+    assert len(records) >= add.BATCHED_WRITES
+    batched = _graph(tmp_path / "batch.db", [records])
+    single = _graph(tmp_path / "single.db", [[r] for r in records])
+    assert batched == single
+    supersedes = {(new, old) for new, old, kind, _ in batched["edges"] if kind == "supersedes"}
+    assert ("The billing API now listens on port 9090, not 8080.", "The billing API now listens on port 8080, not 8000.") \
+        in supersedes  # a correction of a correction
+    assert ("The staging cluster runs Kubernetes 1.27", "The staging cluster runs Kubernetes 1.25") in supersedes
+    assert batched["statuses"][9] == "superseded"  # the older one arrived after its update
+    assert not any(old == "Deploys are frozen on Fridays" for _, old in supersedes)  # pinned: never superseded
+
+
+def test_rival_limits_saturate_alike_in_a_chunk(tmp_path: Path, monkeypatch):
+    """With two rivals a key, each chunk's kept key lists must drop what the statement's LIMIT drops."""
+    from mem.stages import supersede
+
+    monkeypatch.setattr(supersede, "CANDIDATES", 1)
+    records = _chain()
+    assert _graph(tmp_path / "batch.db", [records]) == _graph(tmp_path / "single.db", [[r] for r in records])
+
+
+def test_rival_rows_answer_as_the_statements_do(tmp_path: Path):
+    """``RivalRows`` against ``conflict_candidates``, ``correction_candidates`` and ``arrival`` on a real
+    store, while a transaction stores, indexes and supersedes through it."""
+    from mem.stages import supersede
+    from mem.store import lifecycle as sql
+
+    db = tmp_path / "r.db"
+    settings_ = resolve_settings(db=db, embedder="hash", scope="test", now="2024-06-01T00:00:00Z")
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=settings_)
+        list(add.run(ctx, _chain()[:8]))
+        stored = {rowid: memory for rowid, memory in store.select(scope=None, statuses=None)}
+
+        def same(kept: sql.RivalRows, limit: int) -> None:
+            for rowid, memory in stored.items():
+                scope, keys, values = supersede.rival_lookups(memory, supersede.assertions_of(memory))
+                asked = {"scope": scope, "keys": keys, "values": values, "exclude": rowid, "limit": limit}
+                assert kept.conflicts(**asked) == sql.conflict_candidates(store, **asked)
+                others = sorted(stored)
+                for sharers in (0, 3):
+                    assert kept.corrections(rowid, scope, others, limit=sharers) == \
+                        sql.correction_candidates(store, rowid, scope, others, limit=sharers)
+
+        with store.write():
+            kept = sql.RivalRows(store)
+            for limit in (50, 1):
+                same(kept, limit)
+            for line, record in _chain()[8:]:
+                memory = add.validate(record, line, ctx, add.AddOptions()).memory
+                memory.id = f"0190{line:04d}-0000-7000-8000-000000000000"
+                memory.content_hash = str(line)
+                rowid = store.insert_memory(memory)
+                kept.stored(rowid, memory)
+                assert kept.arrival(rowid) == sql.arrival(store, rowid, memory.scope, memory.created_at)
+                supersede.index(ctx, rowid, memory, None, kept)
+                stored[rowid] = memory
+                same(kept, 1)
+            older = next(m for m in stored.values() if m.text.startswith("We use") and m.superseded_by is None)
+            store.update_memory(older.id, {"superseded_by": memory.id}, at="2024-06-01T00:00:00Z", op="supersede")
+            kept.superseded(older.id)
+            same(kept, 1)
+            same(kept, 50)
+
+
+def test_rival_rows_read_a_shared_subject_once(tmp_path: Path):
+    """Two assertion keys of one subject (two slots) are one lookup: read twice, its rowids counted twice
+    would push the older rivals out of the kept list before the statement's LIMIT does."""
+    from mem.store import lifecycle as sql
+
+    db = tmp_path / "s.db"
+    settings_ = resolve_settings(db=db, embedder="hash", scope="test", now="2024-06-01T00:00:00Z")
+    insert = ("INSERT INTO assertions(memory_rowid, scope, attribute, subject, slot, value, polarity) "
+              "VALUES (?, 'test', 'uses', 'api', ?, ?, 1)")
+    with Store.open(db) as store:
+        ctx = Context(store=store, settings=settings_)
+        list(add.run(ctx, [(i + 1, {"text": f"Service {i} note", "created_at": "2024-05-01T00:00:00Z"}) for i in range(4)]))
+        with store.write():
+            store.conn.executemany(insert, [(r, f"slot{r}", f"v{r}") for r in (1, 2, 3)])
+            asked = {"scope": "test", "keys": [("uses", "api", "slot3"), ("uses", "api", "other")], "values": [],
+                     "exclude": 4, "limit": 2}
+            kept = sql.RivalRows(store)
+            assert kept.conflicts(**asked) == sql.conflict_candidates(store, **asked)
+            store.conn.execute(insert, (4, "slot4", "v4"))
+            kept.indexed(4, "test", [("uses", "api", "slot4", "v4", True)])  # the newest row heads the lists
+            assert [r for r, _ in kept.conflicts(**asked)] == [r for r, _ in sql.conflict_candidates(store, **asked)] \
+                == [3, 2]

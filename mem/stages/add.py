@@ -384,6 +384,7 @@ class _Chunk:
 
         from mem.stages import neighbours
         from mem.store.graph import ids_of
+        from mem.store.lifecycle import RivalRows
         from mem.store.vectors import WARM_AFTER
 
         store = ctx.store
@@ -413,8 +414,15 @@ class _Chunk:
         else:
             found = neighbours.nearest(index, self.vectors[rows], [self.scopes[r] for r in rows], NEIGHBOURS, self.floor)
         self.found = dict(zip(rows, found))  # vector row -> its stored neighbours
+        # eager: the rows the supersession check reads, kept for the transaction (the neighbours' read now, in
+        # one statement: each is a candidate of every draft it is close to)
+        self.kept = None if options.bulk else RivalRows(store)
+        neighbour_rowids = sorted({rowid for hits in found for rowid, _ in hits})
+        if self.kept is not None:
+            self.kept.load(neighbour_rowids)
         # rowid -> public id of every neighbour, for the see_also edges
-        self.ids = ids_of(store, sorted({rowid for hits in found for rowid, _ in hits})) if not self.links_later else {}
+        self.ids = {} if self.links_later else \
+            self.kept.ids(neighbour_rowids) if self.kept is not None else ids_of(store, neighbour_rowids)
         self.stored: dict[str, dict[int, int]] = {}  # scope -> {vector row: rowid} of drafts stored in this chunk
         # block -> the float32 products of its rows with every row up to its end, and which may reach the
         # floor: a draft is compared with earlier drafts only, so the blocks left of the diagonal are all
@@ -478,6 +486,8 @@ class _Chunk:
     def remember(self, draft: Draft, rowid: int) -> None:
         """``draft`` was stored as ``rowid``: later drafts of the chunk see it as a duplicate or a neighbour."""
         memory = draft.memory
+        if self.kept is not None:
+            self.kept.stored(rowid, memory)
         self.taken_ids[memory.id] = memory.content_hash
         self.by_hash.setdefault((memory.scope, memory.content_hash), (rowid, memory.id))
         self.ids[rowid] = memory.id
@@ -548,7 +558,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
                       neighbour_ids=chunk.ids, entity_rows=chunk.entity_rows)
     superseded = supersede.check(ctx, rowid, memory, draft.assertions, neighbours=neighbours,  # reads the entities
-                                 tokens=draft.tokens)
+                                 tokens=draft.tokens, kept=chunk.kept)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     superseded_by = store.get(memory.id).superseded_by if status == "superseded" else None
     return Outcome(status, id=memory.id, line=draft.line, detail=_detail(draft, superseded_by, superseded))

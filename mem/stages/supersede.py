@@ -45,11 +45,13 @@ always ``mem.enrich.assertions.supersedes`` on the two texts.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mem.records import Memory
     from mem.stages.context import Context
+    from mem.store.lifecycle import RivalRows
 
 CANDIDATES = 50
 SHARERS = 30  # memories sharing most of a correction's entities looked up beside its neighbours
@@ -75,8 +77,10 @@ def assertions_of(memory: "Memory") -> list[Any]:
     return [] if memory.kind in NOT_ASSERTED else extract_assertions(memory.text)
 
 
-def index(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None) -> list[Any]:
-    """Store ``memory``'s assertions (extracted here unless given) inside a write transaction; returns them."""
+def index(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None,
+          kept: "RivalRows | None" = None) -> list[Any]:
+    """Store ``memory``'s assertions (extracted here unless given) inside a write transaction; returns them.
+    ``kept``: the transaction's ``RivalRows``, told of them."""
     from mem.enrich.assertions import extract_assertions, slot_key
     from mem.store import lifecycle as sql
 
@@ -87,6 +91,8 @@ def index(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         group, subject, slot = slot_key(assertion)
         rows.append((group, subject, slot, assertion.value, assertion.polarity))
     sql.index_assertions(ctx.store, rowid, memory.scope, rows)
+    if kept is not None:
+        kept.indexed(rowid, memory.scope, rows)
     return found
 
 
@@ -102,40 +108,48 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
 
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
           neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None,
-          tokens: tuple[str, bytes] | None = None) -> list[str]:
+          tokens: tuple[str, bytes] | None = None, kept: "RivalRows | None" = None) -> list[str]:
     """Called inside the intake write transaction after insert (and after its entities are linked);
     returns the ids superseded.
 
     ``found``: the memory's assertions when already extracted (``assertions_of``); ``neighbours``:
     its nearest stored memories (rowid, cosine) when intake looked them up; ``later``: whether a memory
     of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``);
-    ``tokens``: its compact token states when not stored yet (``mem.store.token_states``).
+    ``tokens``: its compact token states when not stored yet (``mem.store.token_states``);
+    ``kept``: the write transaction's ``sql.RivalRows`` (eager intake's chunk), which answers the
+    candidate lookups from rows read once and knows the memory's arrival (it was ``stored`` there).
 
     Two passes: rival assertions on the same slot (``conflict_candidates``), then corrections read
     from structure (``_corrections``). The list contains ``memory.id`` itself when the incoming
     memory is the older side of a conflict (intake then reports status ``superseded``).
     """
-    from mem.enrich.assertions import slot_key, supersedes
+    from mem.enrich.assertions import supersedes
     from mem.store import lifecycle as sql
 
     if memory.kind in NOT_ASSERTED:
-        index(ctx, rowid, memory, [])  # marked indexed with no assertions, so replay never comes back to it
+        index(ctx, rowid, memory, [], kept)  # marked indexed with no assertions, so replay never comes back to it
         return []
-    found = index(ctx, rowid, memory, found)
+    found = index(ctx, rowid, memory, found, kept)
     if memory.superseded_by:
         return []
     superseded: list[str] = []
     if found:
-        keys = [slot_key(a) for a in found]
-        values = [a.value for a in found]
-        rivals = sql.conflict_candidates(ctx.store, scope=memory.scope, keys=keys, values=values,
-                                         exclude=rowid, limit=CANDIDATES)
+        scope, keys, values = rival_lookups(memory, found)
+        lookup = kept.conflicts if kept is not None else partial(sql.conflict_candidates, ctx.store)
+        rivals = lookup(scope=scope, keys=keys, values=values, exclude=rowid, limit=CANDIDATES)
         for other_rowid, other in rivals:
             newer, older = _ordered(rowid, memory, other_rowid, other)
             if _overlap(memory, other) and supersedes(newer.text, older.text, newer.kind) \
-                    and _resolve(ctx, newer, older, superseded) and older is memory:
+                    and _resolve(ctx, newer, older, superseded, kept) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
-    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens)
+    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept)
+
+
+def rival_lookups(memory: "Memory", found: Sequence[Any]) -> tuple[str, list[tuple[str, str, str]], list[str]]:
+    """``(scope, slot keys, values)`` the rivals of ``memory``'s assertions ``found`` are looked up by."""
+    from mem.enrich.assertions import slot_key
+
+    return memory.scope, [slot_key(a) for a in found], [a.value for a in found]
 
 
 def _ordered(rowid: int, memory: "Memory", other_rowid: int, other: Any) -> tuple[Any, Any]:
@@ -145,9 +159,9 @@ def _ordered(rowid: int, memory: "Memory", other_rowid: int, other: Any) -> tupl
     return other, memory
 
 
-def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str]) -> bool:
+def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept: "RivalRows | None" = None) -> bool:
     """``newer`` supersedes ``older`` (appended to ``superseded``), or, when ``older`` is pinned, an
-    open ``contradicts`` edge; returns whether it was superseded."""
+    open ``contradicts`` edge; returns whether it was superseded. ``kept``: see ``check``."""
     from mem.store import lifecycle as sql
 
     at = ctx.now_iso()
@@ -157,13 +171,15 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str]) -> b
         return False
     sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="supersedes", at=at)
     ctx.store.update_memory(older.id, {"superseded_by": newer.id}, at=at, op="supersede")
+    if kept is not None:
+        kept.superseded(older.id)
     superseded.append(older.id)
     return True
 
 
 def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
-                 superseded: list[str], later: bool | None = None, tokens: tuple[str, bytes] | None = None
-                 ) -> list[str]:
+                 superseded: list[str], later: bool | None = None, tokens: tuple[str, bytes] | None = None,
+                 kept: "RivalRows | None" = None) -> list[str]:
     """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
     neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
     correction, supersedes the older if the older states the old value it names (or holds the same
@@ -176,7 +192,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
-    out_of_order, stored_after = sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later)
+    out_of_order, stored_after = kept.arrival(rowid) if kept is not None else \
+        sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later)
     sharers = SHARERS
     if incoming is None and not out_of_order and not stored_after:
         # every candidate is older than this memory, which reads as no correction: only a close neighbour
@@ -200,7 +217,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             # from RAM in a process that looked up a few times (a stream, an import's finishing pass):
             # a word common in the store costs FTS5 ~15 ms at 100k
             candidates += [r for r, _ in ctx.store.bm25_any(terms, LOOKUP, memory.scope) if r < rowid]
-    for other_rowid, other in sql.correction_candidates(ctx.store, rowid, memory.scope, candidates, limit=sharers):
+    lookup = kept.corrections if kept is not None else partial(sql.correction_candidates, ctx.store)
+    for other_rowid, other in lookup(rowid, memory.scope, candidates, limit=sharers):
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
             continue
         newer, older = _ordered(rowid, memory, other_rowid, other)
@@ -210,7 +228,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
         if corrected or ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
                 newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory)):
-            if _resolve(ctx, newer, older, superseded) and older is memory:
+            if _resolve(ctx, newer, older, superseded, kept) and older is memory:
                 break
         elif reading is not None and sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) \
                 and corrections.related(reading, older.text):

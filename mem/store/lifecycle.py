@@ -260,7 +260,7 @@ def conflict_candidates(store: "Store", *, scope: str, keys: Iterable[tuple[str,
            "AND m.rowid != ? AND m.superseded_by IS NULL")
     found = [(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6])))
              for r in store.conn.execute(sql, [*params, exclude])]
-    return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
+    return _newest_first(found)
 
 
 def cross_scope_pairs(store: "Store", base: str, scope: str, limit: int) -> list[tuple[int, int]]:
@@ -282,12 +282,7 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
     """Live memories of ``scope`` a correction stored as ``rowid`` may correct: its semantic
     ``neighbours`` (rowids) and the ``limit`` memories sharing most of its entities (each mentioned by
     at most ``max_fan`` memories; none for a limit of 0). Newest first."""
-    sharers = [int(r[0]) for r in store.conn.execute(
-        "SELECT b.memory_rowid FROM memory_entities a JOIN entities e ON e.id = a.entity_id AND e.mention_count <= ? "
-        "JOIN memory_entities b ON b.entity_id = a.entity_id AND b.memory_rowid != a.memory_rowid "
-        "WHERE a.memory_rowid = ? GROUP BY b.memory_rowid ORDER BY COUNT(*) DESC, b.memory_rowid DESC LIMIT ?",
-        (max_fan, rowid, limit))] if limit else []
-    wanted = sorted({*sharers, *neighbours} - {rowid})
+    wanted = sorted({*_sharers(store, rowid, max_fan, limit), *neighbours} - {rowid})
     if not wanted:
         return []
     found = []
@@ -297,7 +292,152 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
         found += [(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6]))) for r in store.conn.execute(
             f"SELECT m.rowid, {_RIVAL_COLUMNS} FROM memories m WHERE m.rowid IN ({','.join('?' * len(part))}) "
             "AND +m.scope = ? AND m.superseded_by IS NULL AND +m.status != 'archived'", [*part, scope])]
+    return _newest_first(found)
+
+
+class RivalRows:
+    """What the contradiction check reads of other memories, for one write transaction: their rows
+    (``Rival``, scope, state), read once and kept, and each assertion key's newest rowids, read once
+    and then kept up to date as the transaction indexes assertions. Eager intake's memories ask about
+    the same neighbours and the same slot keys over and over (a chunk of 256 drafts); the answers are
+    ``conflict_candidates``'s and ``correction_candidates``'s, without their statements' repeats.
+
+    Sound while only this transaction writes (every writer holds the write lock) and every write that
+    changes what it keeps goes through it: ``stored`` (a memory inserted), ``indexed`` (its
+    assertions), ``superseded`` (``superseded_by`` set). Archiving does not happen inside intake.
+    """
+
+    def __init__(self, store: "Store") -> None:
+        self.store = store
+        # rowid -> (the row, its scope, superseded, archived); state as of this transaction
+        self.rows: dict[int, tuple[Rival, str, bool, bool]] = {}
+        self.rowid_of: dict[str, int] = {}  # public id -> rowid, of the rows kept
+        self.keys: dict[tuple[Any, ...], list[int]] = {}  # lookup -> newest memory_rowids, one per assertion row
+        self.limit: int | None = None  # the per-key limit the key lists hold (conflict_candidates's + 1)
+        self.latest: dict[str, str] = {}  # scope -> the largest created_at of its memories below the newest kept
+        self.later: dict[int, bool] = {}  # rowid (stored here) -> a memory of its scope below it was created after it
+
+    # ------------------------------------------------------------------------------- writes
+    def stored(self, rowid: int, memory: Memory) -> None:
+        """``memory`` was inserted as ``rowid`` in this transaction (the newest row)."""
+        scope = memory.scope
+        if scope not in self.latest:
+            top = self.store.conn.execute("SELECT MAX(created_at) FROM memories WHERE scope = ? AND rowid < ?",
+                                          (scope, rowid)).fetchone()[0]
+            self.latest[scope] = top or ""
+        self.later[rowid] = self.latest[scope] > memory.created_at
+        self.latest[scope] = max(self.latest[scope], memory.created_at)
+        self._keep(rowid, Rival(memory.id, memory.text, memory.kind, memory.created_at, memory.valid_until,
+                                bool(memory.pinned)), scope, memory.superseded_by is not None,
+                   memory.status == "archived")
+
+    def indexed(self, rowid: int, scope: str, rows: Sequence[tuple[str, str, str, str, bool]]) -> None:
+        """``index_assertions`` wrote these rows for ``rowid`` (the newest memory): it heads their keys' lists."""
+        for attribute, subject, slot, value, _ in rows:
+            for lookup in _lookups(scope, attribute, subject, slot, value):
+                kept = self.keys.get(lookup)
+                if kept is not None:
+                    kept.insert(0, rowid)
+                    del kept[self.limit or 0:]
+
+    def superseded(self, memory_id: str) -> None:
+        """The memory ``memory_id`` got its ``superseded_by`` in this transaction."""
+        rowid = self.rowid_of.get(memory_id)
+        if rowid is not None:
+            rival, scope, _, archived = self.rows[rowid]
+            self.rows[rowid] = (rival, scope, True, archived)
+
+    # -------------------------------------------------------------------------------- reads
+    def load(self, rowids: Iterable[int]) -> None:
+        """Read the rows of ``rowids`` not kept yet (one statement per 500)."""
+        missing = sorted({int(r) for r in rowids} - self.rows.keys())
+        for start in range(0, len(missing), 500):
+            part = missing[start:start + 500]
+            for r in self.store.conn.execute(
+                    f"SELECT m.rowid, {_RIVAL_COLUMNS}, m.scope, m.superseded_by, m.status FROM memories m "
+                    f"WHERE m.rowid IN ({','.join('?' * len(part))})", part):
+                self._keep(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6])), r[7], r[8] is not None,
+                           r[9] == "archived")
+
+    def ids(self, rowids: Iterable[int]) -> dict[int, str]:
+        """``rowid -> public id`` of the kept rows among ``rowids``."""
+        return {r: self.rows[r][0].id for r in rowids if r in self.rows}
+
+    def arrival(self, rowid: int) -> tuple[bool, bool]:
+        """``arrival``'s answers for a memory ``stored`` here: no row is above it yet."""
+        return self.later[rowid], False
+
+    def conflicts(self, *, scope: str, keys: Iterable[tuple[str, str, str]], values: Iterable[str], exclude: int,
+                  limit: int = 50) -> list[tuple[int, Rival]]:
+        """``conflict_candidates``, from what is kept."""
+        lookups = self._lookups(scope, keys, values, limit)
+        self._read_keys([lookup for lookup in lookups if lookup not in self.keys])
+        wanted = {rowid for lookup in lookups for rowid in self.keys[lookup]}
+        wanted.discard(exclude)
+        self.load(wanted)
+        found = [(rowid, self.rows[rowid][0]) for rowid in wanted if rowid in self.rows and not self.rows[rowid][2]]
+        return _newest_first(found)
+
+    def corrections(self, rowid: int, scope: str, neighbours: Sequence[int], *, max_fan: int = 50,
+                    limit: int) -> list[tuple[int, Rival]]:
+        """``correction_candidates``, from what is kept (the entity sharers are read each time)."""
+        wanted = {*_sharers(self.store, rowid, max_fan, limit), *neighbours} - {rowid}
+        self.load(wanted)
+        kept = [(r, self.rows[r]) for r in wanted if r in self.rows]
+        return _newest_first([(r, rival) for r, (rival, their_scope, superseded, archived) in kept
+                              if their_scope == scope and not superseded and not archived])
+
+    def _lookups(self, scope: str, keys: Iterable[tuple[str, str, str]], values: Iterable[str],
+                 limit: int) -> list[tuple[Any, ...]]:
+        """The key lookups ``conflict_candidates`` makes, each keeping ``limit + 1`` rowids."""
+        if self.limit != limit + 1:
+            self.keys.clear()
+            self.limit = limit + 1
+        # two keys may share a subject or a slot: each lookup once, as the statement's UNION reads it
+        lookups = [lookup for attribute, subject, slot in keys for lookup in _lookups(scope, attribute, subject, slot, None)]
+        return list(dict.fromkeys([*lookups, *(("value", scope, value) for value in values)]))
+
+    def _keep(self, rowid: int, rival: Rival, scope: str, superseded: bool, archived: bool) -> None:
+        self.rows[rowid] = (rival, scope, superseded, archived)
+        self.rowid_of[rival.id] = rowid
+
+    def _read_keys(self, lookups: Sequence[tuple[Any, ...]]) -> None:
+        """Each lookup's newest ``limit`` memory_rowids (one per assertion row, as the statement's LIMIT counts)."""
+        lookups = list(dict.fromkeys(lookups))  # a lookup twice would list its rowids twice
+        for start in range(0, len(lookups), 100):
+            part = lookups[start:start + 100]
+            selects, params = [], []
+            for label, (column, scope, *values) in enumerate(part):
+                where = {"subject": "attribute = ? AND subject = ?", "slot": "attribute = ? AND slot = ?",
+                         "value": "value = ?"}[column]
+                selects.append(f"SELECT {label} AS k, memory_rowid FROM (SELECT memory_rowid FROM assertions "
+                               f"WHERE scope = ? AND {where} ORDER BY memory_rowid DESC LIMIT ?) AS k{label}")
+                params += [scope, *values, self.limit]
+            for lookup in part:
+                self.keys[lookup] = []
+            for label, rowid in self.store.conn.execute(" UNION ALL ".join(selects), params):
+                self.keys[part[int(label)]].append(int(rowid))
+            for lookup in part:
+                self.keys[lookup].sort(reverse=True)
+
+
+def _lookups(scope: str, attribute: str, subject: str, slot: str, value: str | None) -> list[tuple[Any, ...]]:
+    """The assertion-key lookups of one assertion row: its attribute and subject, attribute and slot, value."""
+    out: list[tuple[Any, ...]] = [("subject", scope, attribute, subject), ("slot", scope, attribute, slot)]
+    return out + [("value", scope, value)] if value is not None else out
+
+
+def _newest_first(found: list[tuple[int, Rival]]) -> list[tuple[int, Rival]]:
     return sorted(found, key=lambda item: (item[1].created_at, item[0]), reverse=True)
+
+
+def _sharers(store: "Store", rowid: int, max_fan: int, limit: int) -> list[int]:
+    """The ``limit`` memories sharing most of ``rowid``'s entities (each mentioned by at most ``max_fan``)."""
+    return [int(r[0]) for r in store.conn.execute(
+        "SELECT b.memory_rowid FROM memory_entities a JOIN entities e ON e.id = a.entity_id AND e.mention_count <= ? "
+        "JOIN memory_entities b ON b.entity_id = a.entity_id AND b.memory_rowid != a.memory_rowid "
+        "WHERE a.memory_rowid = ? GROUP BY b.memory_rowid ORDER BY COUNT(*) DESC, b.memory_rowid DESC LIMIT ?",
+        (max_fan, rowid, limit))] if limit else []
 
 
 def arrival(store: "Store", rowid: int, scope: str, created_at: str, *, later: bool | None = None) -> tuple[bool, bool]:
