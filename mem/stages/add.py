@@ -431,6 +431,9 @@ class _Chunk:
         self.norms: "np.ndarray | None" = None
         self.new_vectors: list[tuple[int, str, Any]] = []
         self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
+        # rowid -> compact token states of the drafts stored in this chunk, written only at its end: the
+        # supersession check's word test reads them here rather than running the model again
+        self.pending_tokens: dict[int, tuple[str, bytes]] = {}
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
         self.entity_rows: dict[str, list[Any]] = {}  # the entities this chunk's transaction upserted (link.after_insert)
 
@@ -496,6 +499,8 @@ class _Chunk:
             self.stored.setdefault(memory.scope, {})[row] = rowid
             self.new_vectors.append((rowid, memory.scope, draft.vector))
             self.new_tokens.append(draft.tokens)
+            if draft.tokens is not None:
+                self.pending_tokens[rowid] = draft.tokens
 
     def defer(self, rowid: int, neighbours: list[tuple[int, float]] | None) -> None:
         """Bulk intake: leave ``rowid``'s links to the finishing pass, with the neighbours found for it now."""
@@ -558,7 +563,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
                       neighbour_ids=chunk.ids, entity_rows=chunk.entity_rows)
     superseded = supersede.check(ctx, rowid, memory, draft.assertions, neighbours=neighbours,  # reads the entities
-                                 tokens=draft.tokens, kept=chunk.kept)
+                                 tokens=chunk.pending_tokens, kept=chunk.kept)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     superseded_by = store.get(memory.id).superseded_by if status == "superseded" else None
     return Outcome(status, id=memory.id, line=draft.line, detail=_detail(draft, superseded_by, superseded))

@@ -44,7 +44,7 @@ always ``mem.enrich.assertions.supersedes`` on the two texts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -108,14 +108,15 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
 
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
           neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None,
-          tokens: tuple[str, bytes] | None = None, kept: "RivalRows | None" = None) -> list[str]:
+          tokens: "Mapping[int, tuple[str, bytes]] | None" = None, kept: "RivalRows | None" = None) -> list[str]:
     """Called inside the intake write transaction after insert (and after its entities are linked);
     returns the ids superseded.
 
     ``found``: the memory's assertions when already extracted (``assertions_of``); ``neighbours``:
     its nearest stored memories (rowid, cosine) when intake looked them up; ``later``: whether a memory
     of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``);
-    ``tokens``: its compact token states when not stored yet (``mem.store.token_states``);
+    ``tokens``: compact token states (``mem.store.token_states``) by rowid of memories not stored yet
+    (it and the earlier memories of its intake chunk);
     ``kept``: the write transaction's ``sql.RivalRows`` (eager intake's chunk), which answers the
     candidate lookups from rows read once and knows the memory's arrival (it was ``stored`` there).
 
@@ -178,7 +179,8 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept
 
 
 def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
-                 superseded: list[str], later: bool | None = None, tokens: tuple[str, bytes] | None = None,
+                 superseded: list[str], later: bool | None = None,
+                 tokens: "Mapping[int, tuple[str, bytes]] | None" = None,
                  kept: "RivalRows | None" = None) -> list[str]:
     """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
     neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
@@ -237,7 +239,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     return superseded
 
 
-def _counterparts(ctx: "Context", mine: tuple[int, "Memory", tuple[str, bytes] | None], theirs: tuple[int, Any],
+def _counterparts(ctx: "Context", mine: tuple[int, "Memory", "Mapping[int, tuple[str, bytes]] | None"],
+                  theirs: tuple[int, Any],
                   newer_is_mine: bool) -> Any:
     """``aligned``'s test of two words by their token states (``mem.score.counterparts``), reading the
     states only when asked: None without token states (the hash embedder) or with ``COUNTERPARTS`` off."""
@@ -250,10 +253,12 @@ def _counterparts(ctx: "Context", mine: tuple[int, "Memory", tuple[str, bytes] |
 
     def rows() -> tuple[Any, Any]:
         form = states.token_form()
-        (rowid, memory, blob), (other_rowid, other) = mine, theirs
+        (rowid, memory, pending), (other_rowid, other) = mine, theirs
         stored = token_states.get(ctx.store, [rowid, other_rowid], form)
-        if blob is not None and blob[0] == form:
-            stored[rowid] = blob[1]
+        for r in (rowid, other_rowid):
+            blob = pending.get(r) if pending else None
+            if blob is not None and blob[0] == form:
+                stored[r] = blob[1]
         # a memory of this chunk not stored yet, or stored by another embedder: its states computed now
         my_rows, their_rows = (states.expand(stored[r]) if r in stored else states.projected(
             embedder.token_states([text])[0]) for r, text in ((rowid, memory.text), (other_rowid, other.text)))
