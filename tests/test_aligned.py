@@ -223,3 +223,32 @@ def test_an_alias_and_an_owned_up_correction_supersede_in_both_orders(correction
         assert _superseded(*outcomes[scope], correction_first), (scope, outcomes[scope])
     old, new = outcomes["eu"]
     assert old["status"] == new["status"] == "added" and not new.get("supersedes")
+
+
+@pytest.mark.slow
+def test_the_word_test_reads_a_chunks_token_states_without_running_the_model_again(monkeypatch) -> None:
+    # eager intake writes a chunk's token states at its end; the supersession check's word test must read
+    # the earlier drafts' states from the chunk, not run MiniLM again on the writing thread (it once did,
+    # and `mem add -` fell from x0.63 to x0.38 of the embedder alone)
+    import traceback
+
+    from mem.embed.minilm import MiniLM
+
+    from_the_check: list[int] = []
+    states = MiniLM.token_states
+
+    def counted(self, texts):
+        if any(frame.filename.endswith("supersede.py") for frame in traceback.extract_stack()):
+            from_the_check.append(len(texts))
+        return states(self, texts)
+
+    monkeypatch.setattr(MiniLM, "token_states", counted)
+    old, new = TOLD_OTHERWISE["tempo"][:2]
+    done = run_mem("add", "-", "--now", "2026-05-03T00:00:00Z",
+                   input=jsonl({"text": old, "created_at": "2026-05-01T09:00:00Z"},
+                               {"text": new, "created_at": "2026-05-02T09:00:00Z"}),
+                   env={"MEM_EMBEDDER": "minilm"})
+    assert done.code == 0, done.stderr
+    first, second = done.records
+    assert second.get("supersedes") == [first["id"]], done.records  # the word test ran and decided
+    assert from_the_check == []
