@@ -299,7 +299,6 @@ def _prepared(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> I
     # A batch prepares (embeds) the next chunk in a second thread while this one is written:
     # onnxruntime releases the GIL, so the model and the SQL share the two cores.
     from concurrent.futures import ThreadPoolExecutor
-
     from contextlib import nullcontext
 
     ctx.embedder  # load the model here, once, not racing in the worker
@@ -430,9 +429,8 @@ class _Chunk:
         self.products: dict[int, tuple[Any, Any, list[bool]]] = {}
         self.norms: "np.ndarray | None" = None
         self.new_vectors: list[tuple[int, str, Any]] = []
-        self.new_tokens: list[tuple[str, bytes] | None] = []  # aligned with new_vectors
-        # rowid -> compact token states of the drafts stored in this chunk, written only at its end: the
-        # supersession check's word test reads them here rather than running the model again
+        # rowid -> compact token states of the drafts stored in this chunk, written with the vectors at its
+        # end: the supersession check's word test reads them here rather than running the model again
         self.pending_tokens: dict[int, tuple[str, bytes]] = {}
         self.deferred: list[tuple[int, str | None]] = []  # bulk: (rowid, neighbours JSON) left to the finishing pass
         self.entity_rows: dict[str, list[Any]] = {}  # the entities this chunk's transaction upserted (link.after_insert)
@@ -498,7 +496,6 @@ class _Chunk:
         if row is not None:
             self.stored.setdefault(memory.scope, {})[row] = rowid
             self.new_vectors.append((rowid, memory.scope, draft.vector))
-            self.new_tokens.append(draft.tokens)
             if draft.tokens is not None:
                 self.pending_tokens[rowid] = draft.tokens
 
@@ -512,7 +509,8 @@ class _Chunk:
         """Write the chunk's vectors in one statement each, then let a warm vector index pick them up."""
         from mem.store import pending
 
-        self.ctx.store.put_vectors(self.new_vectors, tokens=self.new_tokens)
+        tokens = [self.pending_tokens.get(rowid) for rowid, _, _ in self.new_vectors]
+        self.ctx.store.put_vectors(self.new_vectors, tokens=tokens)
         pending.add(self.ctx.store, self.deferred)
         self.ctx.vectors.add()
 

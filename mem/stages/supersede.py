@@ -240,8 +240,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
 
 
 def _counterparts(ctx: "Context", mine: tuple[int, "Memory", "Mapping[int, tuple[str, bytes]] | None"],
-                  theirs: tuple[int, Any],
-                  newer_is_mine: bool) -> Any:
+                  theirs: tuple[int, Any], newer_is_mine: bool) -> Any:
     """``aligned``'s test of two words by their token states (``mem.score.counterparts``), reading the
     states only when asked: None without token states (the hash embedder) or with ``COUNTERPARTS`` off."""
     embedder = ctx.embedder
@@ -254,12 +253,11 @@ def _counterparts(ctx: "Context", mine: tuple[int, "Memory", "Mapping[int, tuple
     def rows() -> tuple[Any, Any]:
         form = states.token_form()
         (rowid, memory, pending), (other_rowid, other) = mine, theirs
-        stored = token_states.get(ctx.store, [rowid, other_rowid], form)
-        for r in (rowid, other_rowid):
-            blob = pending.get(r) if pending else None
-            if blob is not None and blob[0] == form:
-                stored[r] = blob[1]
-        # a memory of this chunk not stored yet, or stored by another embedder: its states computed now
+        stored = {r: blob[1] for r in (rowid, other_rowid) if (blob := (pending or {}).get(r)) and blob[0] == form}
+        unread = [r for r in (rowid, other_rowid) if r not in stored]  # the intake chunk's were not written yet
+        if unread:
+            stored |= token_states.get(ctx.store, unread, form)
+        # a memory stored by another embedder (or with no states): its states computed now
         my_rows, their_rows = (states.expand(stored[r]) if r in stored else states.projected(
             embedder.token_states([text])[0]) for r, text in ((rowid, memory.text), (other_rowid, other.text)))
         return (their_rows, my_rows) if newer_is_mine else (my_rows, their_rows)
