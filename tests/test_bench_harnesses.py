@@ -101,11 +101,13 @@ CONFLICT_TYPES = {"update": True, "correction": True, "negation": True, "compati
 # The sets written after the tuned one: (file, at least this many pairs, conflicts, non-conflicts).
 # The held-out set is never tuned on; the study set is the one the team studies and tunes on next.
 # heldout2 was written blind (without reading the rules or the other later sets) to replace the
-# held-out set once that one has been measured too often to stay unseen.
+# held-out set once that one has been measured too often to stay unseen. heldout3 was written blind the
+# same way, with more updates without a cue word and corrections buried in long session summaries.
 LATER_CONTRADICTION_SETS = [
     ("contradictions_heldout.jsonl", 170, 100, 60),
     ("contradictions_study.jsonl", 190, 110, 70),
     ("contradictions_heldout2.jsonl", 220, 130, 85),
+    ("contradictions_heldout3.jsonl", 300, 180, 125),
 ]
 
 
