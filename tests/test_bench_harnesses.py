@@ -107,7 +107,7 @@ LATER_CONTRADICTION_SETS = [
     ("contradictions_heldout.jsonl", 170, 100, 60),
     ("contradictions_study.jsonl", 190, 110, 70),
     ("contradictions_heldout2.jsonl", 220, 130, 85),
-    ("contradictions_heldout3.jsonl", 300, 180, 125),
+    ("contradictions_heldout3.jsonl", 340, 200, 140),
 ]
 
 
