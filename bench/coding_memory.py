@@ -84,7 +84,7 @@ and b; ``--data``/``--queries`` name any other pair):
 * ``k``: Berthwise, the terminal systems team of a container port, Kestrel Bay Container Terminal (Kotlin on
   Spring Boot, PostgreSQL, Kafka, OpenShift on-prem, a truck appointment portal, gate OCR, EDIFACT EDI with
   shipping lines, a customs Single Window, crane telemetry over OPC UA): ``bench/coding_memory_k.jsonl``,
-  161 memories over 16 sessions (Jan-Jul 2031), 166 queries, 65 about superseded facts (53 labeled
+  161 memories over 16 sessions (Jan-Jul 2031), 176 queries, 74 about superseded facts (53 labeled
   corrections), written blind (without reading the rule code or the other sets' queries) and committed before
   any run against it; held out. Corrections naming only the new value ("The Tariff export runs at 02:30
   now"), "from A, up from B", removals ("we dropped Redpanda/Twilio", "the nightly file is gone", "no longer
