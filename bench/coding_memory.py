@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Ten datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|j|both|all``, default ``a``; ``both`` is a
+Eleven datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|j|k|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -71,7 +71,7 @@ and b; ``--data``/``--queries`` name any other pair):
   on Django, Postgres on RDS, Celery, Fastly, a TypeScript paywall meter on Zuora, newsletters, push, EKS):
   ``bench/coding_memory_j.jsonl``, 158 memories over 16 sessions (Jan-Jun 2030), 194 queries, 81 about
   superseded facts (56 labeled corrections), written blind (without reading the rule code, set i or the
-  contradiction pairs) and committed before any run against it; held out. Corrections restating a new value
+  contradiction pairs) and committed before any run against it; held out, then studied (like ``g``-``i``). Corrections restating a new value
   with no change word or naming only it ("Morning Briefing send time: 6 am"), "actually", denials ("we no
   longer use", "is gone", "was decommissioned"), paraphrased verbs and other units (7 days -> "three weeks" ->
   30 days, 300 seconds -> "two minutes" -> 10 minutes, "twenty-two thousand dollars", "half past nine in the
@@ -81,6 +81,23 @@ and b; ``--data``/``--queries`` name any other pair):
   not supersede (plans, proposals, an open question, "evaluated X, kept Y", staging, another region, other
   workers, pages and newsletters, temporary freezes and stand-ins, "also", history, restatements in other
   units).
+* ``k``: Berthwise, the terminal systems team of a container port, Kestrel Bay Container Terminal (Kotlin on
+  Spring Boot, PostgreSQL, Kafka, OpenShift on-prem, a truck appointment portal, gate OCR, EDIFACT EDI with
+  shipping lines, a customs Single Window, crane telemetry over OPC UA): ``bench/coding_memory_k.jsonl``,
+  161 memories over 16 sessions (Jan-Jul 2031), 176 queries, 74 about superseded facts (53 labeled
+  corrections), written blind (without reading the rule code or the other sets' queries) and committed before
+  any run against it; held out. Corrections naming only the new value ("The Tariff export runs at 02:30
+  now"), "from A, up from B", removals ("we dropped Redpanda/Twilio", "the nightly file is gone", "no longer
+  goes through"), other units and words (every 2 seconds -> 1 Hz, 72 hours -> "four days", 45 minutes -> "half
+  an hour", 90 seconds -> "once a minute"), handovers told by the old owner and by a third party, renames
+  (channel, gitops repo, topic, API path, default branch), vendor and engine switches, a correction inside a
+  long summary (PostgreSQL 13 -> 16, Confluent 7.4 -> 7.6), chains (01:00 -> 02:30 -> back to 01:00 -> file
+  gone; 12 -> 14 -> 10 trucks; 0.85 -> 0.80 -> 0.90; 20 -> 45 -> 10 s), and eight old wiki notes imported
+  late (five corrected before they arrive, two after, one never); and 29 look-alikes that must not supersede
+  (plans, proposals, open questions, "evaluated X, kept Y", staging, the test and demo environments, a sibling
+  depot, rail gate and barge terminal, pharma reefers, the Android side of the app, a secondary rotation,
+  temporary exceptions, stand-ins and freezes, "also reviews", a load-test figure, history) plus two
+  restatements in other units (300 a minute as "about five a second", 72 hours as "three days").
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -130,8 +147,9 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "g": (ROOT / "bench" / "coding_memory_g.jsonl", ROOT / "bench" / "coding_memory_g_queries.jsonl"),
         "h": (ROOT / "bench" / "coding_memory_h.jsonl", ROOT / "bench" / "coding_memory_h_queries.jsonl"),
         "i": (ROOT / "bench" / "coding_memory_i.jsonl", ROOT / "bench" / "coding_memory_i_queries.jsonl"),
-        "j": (ROOT / "bench" / "coding_memory_j.jsonl", ROOT / "bench" / "coding_memory_j_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")}
+        "j": (ROOT / "bench" / "coding_memory_j.jsonl", ROOT / "bench" / "coding_memory_j_queries.jsonl"),
+        "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
@@ -454,8 +472,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="coding-assistant memory retrieval benchmark for mem")
     parser.add_argument("--set", dest="which", choices=[*SETS, *GROUPS], default="a",
                         help="which dataset: a (Brightbill), b (Harborline), c (Tidewell), d (Marrowgate), e (Saltmarsh), "
-                             "f (Fernhill), g (Cobalt), h (Skyreach), i (Furrowline; g-i were held out, then studied), "
-                             "j (Pressroom, held out), both (a and b) or all (ignored with --data)")
+                             "f (Fernhill), g (Cobalt), h (Skyreach), i (Furrowline), j (Pressroom; g-j were held out, then "
+                             "studied), k (Berthwise, held out), both (a and b) or all (ignored with --data)")
     parser.add_argument("--data", type=Path, default=None)
     parser.add_argument("--queries", type=Path, default=None)
     parser.add_argument("--embedder", default="minilm")
