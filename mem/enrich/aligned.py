@@ -35,8 +35,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
-from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, NUMBER_WORDS, TOOLS, UNITS,
-                                UNREALISED, VALUE_ALIASES, words)
+from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, EVERY, FREQUENCIES, FUNCTION_WORDS,
+                                NUMBER_WORDS, TOOLS, UNITS, UNREALISED, VALUE_ALIASES, words)
 from mem.text import stem
 
 # Negators: a word the newer adds to the older's claim ("n't" is read as "not", "switched off" as "disabled").
@@ -57,10 +57,11 @@ OWNED_UP = re.compile(r"\b(?:actually|in fact|turns out|correction|misremembered
 # Words naming the setting rather than the thing set: a restatement may leave them out ("Node version for
 # the web app is 18" -> "the web app now runs on Node 22").
 GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
-FREQUENCIES = {"hourly": "1h", "daily": "1d", "nightly": "1d", "weekly": "1wk", "fortnightly": "2wk",
-               "monthly": "1mo", "quarterly": "3mo", "yearly": "1y", "annually": "1y"}
+PREFACE = True
+PERIODS = True  # "every hour", "once per second", "weekly": a period, a rival of "every 10 minutes", "interval: 60 s"
 # corrections' value shapes (``corrections.typed``) as this module types them: a command and an address are no rivals
 _KINDS = {"`": "ident:command", "url": "ident:url", "clock": "clock", "day": "weekday"}
+SIBLINGS = True  # the same said of two siblings ("Hospital A" / "Hospital B") is no correction: ``_siblings``
 CASED_TOOLS = True  # a name and a tool are rival values only when both are written as names (capitalised)
 AGES = words("old previous former legacy existing")  # they tell two things apart, unlike the articles they sit among
 _CHANGE_WORDS = words("now bumped bump raised moved switched changed updated upgraded replaced set since as of "
@@ -104,6 +105,9 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
         return None
     new_clauses, old_clauses = _clauses(newer), _clauses(older)
     old_all = [w for c in old_clauses for w in c]
+    preface, colon, rest = newer.partition(": ")
+    if PREFACE and rest and not any(_matched(w, old_all) for c in _clauses(preface) for w in c):
+        new_clauses = _clauses(rest)  # "Small fix to what I said: ...": the clause that holds the value is after it
     if NEGATORS & _said(newer) and not NEGATORS & _said(older):  # a rule told twice ("never X", "no X") denies nothing
         for clause in new_clauses:
             if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
@@ -112,7 +116,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     new_all = [w for c in new_clauses for w in c]
     for n in new_clauses:
         for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer))):
+            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer)), newer):
                 if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
                     return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
                 if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
@@ -146,15 +150,15 @@ def _clauses(text: str) -> tuple[tuple[Word, ...], ...]:
 
 
 def _words(part: str) -> tuple[Word, ...]:
-    tokens = _TOKEN.findall(part)
+    tokens = [p for t in _TOKEN.findall(part) for p in _unglued(t)]
     out: list[Word] = []
     i = 0
     while i < len(tokens):
         token, lower = tokens[i], tokens[i].lower()
-        glued = _GLUED.match(lower)
-        if glued and glued[2] in UNITS:  # "30s", "25MB", "80%": a number and its unit
-            tokens[i:i + 1] = [glued[1], glued[2]]
-            token, lower = tokens[i], tokens[i].lower()
+        if PERIODS and lower in EVERY and i + 1 < len(tokens) and (period := _period(tokens, i + 1)):
+            out.append(period._replace(at=i))
+            i += len(period.surface.split())
+            continue
         if (number := _number_at(tokens, i)) is not None:
             word = number[0]._replace(at=i)
             i = number[1]
@@ -169,6 +173,12 @@ def _words(part: str) -> tuple[Word, ...]:
         out.append(word)
         i += 1
     return tuple(w for w in out if w.type or w.surface.lower() not in _IGNORED or w.surface.lower() in NEGATORS)
+
+
+def _unglued(token: str) -> tuple[str, ...]:
+    """"30s", "25MB", "80%": a number and its unit."""
+    glued = _GLUED.match(token.lower())
+    return (glued[1], glued[2]) if glued and glued[2] in UNITS else (token,)
 
 
 def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
@@ -194,6 +204,20 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
         after = i + 4 if per and tokens[i + 2].lower() in ("a", "an") else i + 2
         return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), after
     return Word(_number(number), token, "number"), i + 1
+
+
+def _period(tokens: list[str], i: int) -> Word | None:
+    """The period after "every", "each" or "once" at ``tokens[i]``: a duration ("every two weeks", "once a
+    day") or a unit of time alone ("every hour", "once per second"), else None."""
+    start, i = i - 1, i + (tokens[i].lower() == "per" and i + 1 < len(tokens))
+    after = tokens[i + 1] if i + 1 < len(tokens) else ""
+    if _unit_at(tokens, i) == i and not (after and (after[0].isupper() or _unit_at(tokens, i + 1)
+                                                    or _typed(after, after.lower(), False).type)):
+        amount = _amount("1", tokens, i, i)  # "every second *Tuesday*", "every second week": an ordinal
+    else:
+        amount = number[0] if (number := _number_at(tokens, i)) else None
+    return amount._replace(surface=" ".join(tokens[start:i] + [amount.surface])) \
+        if amount and amount.type == "quantity:duration" else None
 
 
 def _per(tokens: list[str], i: int) -> str:
@@ -222,12 +246,13 @@ def _typed(token: str, lower: str, at_start: bool) -> Word:
     if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
         return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
-        return Word(FREQUENCIES[lower], token, "frequency")
+        return Word(FREQUENCIES[lower], token, "quantity:duration" if PERIODS else "frequency")
     if VALUE_ALIASES.get(lower, lower) in TOOLS:
         return _name(token)
     if re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
         return Word(lower, token, "ident:" + _shape(token))
-    if token[0].isupper() and not at_start and lower not in _IGNORED or len(token) > 1 and token.isupper():
+    if token[0].isupper() and not at_start and (lower not in _IGNORED or SIBLINGS and len(token) == 1) \
+            or len(token) > 1 and token.isupper():  # a capital letter inside a clause labels a thing: "Hospital A"
         return _name(token)
     return Word(stem(lower), token, None)
 
@@ -329,7 +354,7 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
 
 
 def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word],
-             alike: Alike | None, owned_up: bool = False) -> tuple[Word, Word] | None:
+             alike: Alike | None, owned_up: bool = False, newer: str = "") -> tuple[Word, Word] | None:
     """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
     newer names a third of the older's words or more; apart from the words around the two values (the
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
@@ -361,6 +386,8 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
     if old_own and new_own or any(w.type for w in old_own) and not owned_up:
         return None
+    if SIBLINGS and not owned_up and _siblings(swap, old_left, new_left, new_own, newer):
+        return None
     # a qualifier before all they share is spelled out: its counterpart by meaning is often a sibling
     # ("*frontend* runs on port 3000" / "*backend* runs on port 8000", token states .76)
     for side, other in ((new_left, old_left),) if owned_up else ((new_left, old_left), (old_left, new_left)):
@@ -374,6 +401,33 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
         if at == 1 and not _named(value) and side[1].at - _end(side[0]) == 1:
             return None  # a number right after the first word labels what the claim is about: "writer *0* wrote"
     return swap
+
+
+def _siblings(swap: tuple[Word, Word], old: list[Word], new: list[Word], new_own: list[Word], newer: str) -> bool:
+    """Whether the two say one thing of two siblings: a second value swapped, neither a version (the subject
+    changed with the value: "Customer *Initech* has a 99.95% SLA" / "Customer *Umbrella* ... 99.9%"; a tool
+    and its version change together); a name of several words the older names in part ("the Android *TV*
+    app"); a word of the newer's own written between two the older says side by side ("the payments
+    *sandbox* API"); past the word right after the values, a word on each side the other does not spell ("8
+    workers in *production*" / "2 workers in *staging*": token states find them alike, as they do a
+    qualifier before all both share)."""
+    keys = {w.key for w in old}, {w.key for w in new}
+    parts = keys[0] | {p for w in old for p in w.parts}
+    text = " ".join(newer.lower().split())
+
+    def after(side: list[Word], value: Word, other: list[Word]) -> bool:
+        return any(not _matched(w, other) and w.at - _end(value) > 1 for w in side[side.index(value) + 1:])
+
+    return not any(w.type.startswith("version:") for w in swap) and any(
+        o.type and n.type and not o.type.startswith("version:") and not n.type.startswith("version:")
+        and o.key not in keys[1] and n.key not in keys[0] and _comparable(o, n, *keys)
+        for o in old if o is not swap[0] for n in new if n is not swap[1]) \
+        or any(len(w.parts) > 1 and w.key not in parts and w.parts & parts for w in new) \
+        or any(w in new_own and w.key not in GENERIC and len(w.key) > 1 and a not in new_own and b not in new_own
+               and f"{a.surface} {w.surface} {b.surface}".lower() in text
+               and any(_matched(a, (x,)) and _matched(b, (y,)) for x, y in zip(old, old[1:]))
+               for a, w, b in zip(new, new[1:], new[2:])) \
+        or after(old, swap[0], new) and after(new, swap[1], old)
 
 
 def _own(side: list[Word], value: Word, told: Callable[[Word], bool]) -> list[Word]:

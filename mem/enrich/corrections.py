@@ -276,24 +276,29 @@ _COUNTED = re.compile(r"\b(?:max|maximum|min|minimum)\s+(?:number\s+of\s+)?(?P<n
 
 @lru_cache(maxsize=4096)
 def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
+    return {setting: before for setting, (before, _) in _placed(text, plain).items()}
+
+
+@lru_cache(maxsize=4096)
+def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ...], int]]:
     """Each setting the text states -> the content words of its sentence before it, in order (the
     last ``QUANTITY_WINDOW`` are its slot); words of change and of quantity ("size", "maximum") left
     out. Both ends of "from 60 to 120 seconds" are seconds, with the words before the range.
     ``plain``: numbers without a unit too.
 
-    >>> sorted(_settings("Raised the MQTT keepalive from 60 to 120 seconds."))
-    [(60.0, 's'), (120.0, 's')]
+    >>> _placed("Raised the MQTT keepalive from 60 to 120 seconds.")[(60.0, 's')]
+    (('mqtt', 'keepalive', ''), 30)
     >>> _settings("Done. API tests are now `just test`; the export runs at 3:00 on Kotlin 2.0.", plain=True)
     {('just test', '`'): ('api', 'test', ''), ('03:00', 'clock'): ('export', ''), ('2.0', 'v kotlin'): ('export', '', 'kotlin')}
     """
     text = _numerals(text)
     lowered = text.lower()
     blanked = _TYPED.sub(lambda m: " " * len(m.group()), lowered)  # numbers inside code or addresses are not settings
-    out: dict[Setting, tuple[str, ...]] = {}
+    out: dict[Setting, tuple[tuple[str, ...], int]] = {}
 
     def put(key: Setting, start: int) -> None:
         sentence = _sentence_of(blanked, start)
-        out.setdefault(key, _phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))))
+        out.setdefault(key, (_phrase(_CASED_WORD.findall(_TYPED.sub(lambda m: " " * len(m.group()), text[sentence:start]))), start))
 
     for match in _TYPED.finditer(lowered):
         value, kind = _shaped(match)
@@ -439,7 +444,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     True
     """
     text = _numerals(_realised(text))
-    lowered = text.lower()
+    lowered = _named_verbs(text).lower()
     old: list[Value] = []
     new: list[Value] = []
     handed: list[tuple[Value, Value]] = []
@@ -464,8 +469,18 @@ def read(text: str, kind: str = "fact") -> Reading | None:
                    bool(_NOW_RE.search(lowered)))
 
 
+NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
+SIBLINGS = True  # settings each side qualifies after its value by a word of its own are two siblings' (``_rivals``)
+_INSIDE_CAPITALISED = re.compile(r"(?<=[\w,] )[A-Z][a-z]+\b")
+
+
+def _named_verbs(text: str) -> str:
+    return _INSIDE_CAPITALISED.sub(lambda m: "_" * len(m[0]) if NAMED_VERBS and m[0].lower() in _VERB_FORMS else m[0], text)
+
+
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
-_CHANGE_STEMS = frozenset(_fold(form) for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
+_VERB_FORMS = frozenset(form for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
+_CHANGE_STEMS = frozenset(_fold(form) for form in _VERB_FORMS)
 # Evidence a correction needs against one older memory: shared slot words, plus the content words of
 # the old value it states, plus one when the older memory is a semantic neighbour.
 EVIDENCE = 3
@@ -570,8 +585,25 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
                     or quantity(other)[1] == quantity(mine)[1] \
                     or sum(1 for w in slot if _present(w, their_slot | _content([p for t in their_slot for p in _PARTS.split(t)]))) < need:
                 continue
-            out.append((other, mine, _relation(before, their_before, reading.words, their_words, reading.bare)))
+            # the same said but for the values and, after them, a word each of its own ("6 pods in *prod*" / "2 pods
+            # in *staging*"): two rows of one table
+            out.append((other, mine, OTHER if SIBLINGS and _own_after(reading.text, mine, not reading.bare, older_text)
+                        and _own_after(older_text, other, True, reading.text) else
+                        _relation(before, their_before, reading.words, their_words, reading.bare)))
     return out
+
+
+_CLAUSE_END = re.compile(r"[,;:!?()\n]|\.(?!\d)")
+
+
+def _own_after(text: str, setting: Setting, plain: bool, other_text: str) -> bool:
+    """Whether ``text`` has words ``other_text`` lacks and all of them follow ``setting``'s value in its clause."""
+    start = _placed(text, plain)[setting][1]
+    lowered = _numerals(text).lower()
+    end = _CLAUSE_END.search(lowered, start + 1)
+    head, tail = (_content([p for t in span for p in _PARTS.split(t) if p not in UNITS and _fold(p) != _fold(setting[1])])
+                  - _facts(other_text)[2] for span in (words(lowered[:start]), words(lowered[start:end.start() if end else None])[1:]))
+    return bool(tail) and not head
 
 
 @lru_cache(maxsize=1024)

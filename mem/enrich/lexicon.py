@@ -394,6 +394,10 @@ mv: mv, millivolt, millivolts
 v: v, volt, volts
 degc: degc, celsius
 """)
+# A frequency is its period, in seconds, as a duration is: "weekly" is "every 7 days", "once a week".
+FREQUENCIES = {"hourly": "3600", "daily": "86400", "nightly": "86400", "weekly": "604800", "fortnightly": "1.2096e+06",
+               "monthly": "2.6298e+06", "quarterly": "7.8894e+06", "yearly": "3.15576e+07", "annually": "3.15576e+07"}
+EVERY = words("every each once")  # before a duration or a unit of time: a period ("every two weeks", "once a day")
 # Units of one quantity -> (the quantity, its size in the smallest unit): "400 days" and "13 months" are
 # two durations, "60 s" and "1 min" one.
 QUANTITY_OF = {unit: (quantity, float(size)) for quantity, line in (
