@@ -95,30 +95,73 @@ def replaced(newer: str, older: str, alike: Alike | None = None) -> str | None:
     """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None; with
     ``alike``, a word the other text says in words of its own counts as told (asked only of the plain
     words of clauses with a value swapped, and only when the spelling alone decided nothing)."""
-    return _replaced(newer, older, None) or (_replaced.__wrapped__(newer, older, alike) if alike else None)
+    return _replaced(newer, older, None) or (
+        _replaced.__wrapped__(newer, older, alike) if alike and (not PREFILTER or _loosened(newer, older)) else None)
+
+
+# Whether ``replaced`` skips its word test (``alike``) where ``_loosened`` shows it cannot decide: the same
+# decisions either way (tests/test_prefilter_identity.py runs both over the bench data)
+PREFILTER = True
 
 
 @lru_cache(maxsize=8192)
 def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
-    if any("?" in t or NOT_NOW & _said(t) or _NOT_NOW_PHRASES.search(t) for t in (newer, older)):
+    if _blocked(newer) or _blocked(older):
         return None
     new_clauses, old_clauses = _clauses(newer), _clauses(older)
     old_all = [w for c in old_clauses for w in c]
-    if NEGATORS & _said(newer) and not NEGATORS & _said(older):  # a rule told twice ("never X", "no X") denies nothing
+    if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
         for clause in new_clauses:
             if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
                 return "denied"
         return None
     new_all = [w for c in new_clauses for w in c]
+    owned_up = bool(OWNED_UP.search(newer))
     for n in new_clauses:
         for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer))):
-                if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
-                    return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
-                if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
-                    return None  # a file or a command is what a claim is about more often than its value
-                return f"{swap[0].surface} -> {swap[1].surface}"
+            if swap := _swapped(n, o, new_all, old_all, alike, owned_up):
+                return _told(swap, newer, (n, new_clauses, new_all), (o, old_clauses, old_all))
     return None
+
+
+def _blocked(text: str) -> bool:
+    """A plan, a question or an exception (``NOT_NOW``): it tells nothing of what holds now, either side."""
+    return "?" in text or bool(NOT_NOW & _said(text)) or bool(_NOT_NOW_PHRASES.search(text))
+
+
+def _denies(newer: str, older: str) -> bool:
+    """Whether ``newer`` is read for a denial of ``older`` (a negator only it says), not for a swapped value."""
+    return bool(NEGATORS & _said(newer)) and not NEGATORS & _said(older)
+
+
+def _told(swap: tuple[Word, Word], newer: str, new: tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]],
+          old: tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]]) -> str | None:
+    """What the first clause pair with a value swapped (``new`` and ``old``: each side's clause, clauses and
+    words) makes of the two texts: the swap, or None when the rest of them tells otherwise."""
+    (n, new_clauses, new_all), (o, old_clauses, old_all) = new, old
+    if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
+        return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
+    if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
+        return None  # a file or a command is what a claim is about more often than its value
+    return f"{swap[0].surface} -> {swap[1].surface}"
+
+
+def _loosened(newer: str, older: str) -> bool:
+    """Whether ``alike`` can make ``_replaced`` decide what the spelling alone did not: only the checks
+    of ``_swapped`` after ``_placed`` ask it, so some clause pair must hold a swap ``_placed`` keeps and
+    that ``_told`` turns into a decision (else every clause pair's verdict is the spelling's, None)."""
+    if _blocked(newer) or _blocked(older) or _denies(newer, older):
+        return False  # the denial is read by spelling alone: what the first pass decided
+    new_clauses, old_clauses = _clauses(newer), _clauses(older)
+    new_all, old_all = [w for c in new_clauses for w in c], [w for c in old_clauses for w in c]
+    owned_up = bool(OWNED_UP.search(newer))
+    for n in new_clauses:
+        for o in old_clauses:
+            found = _candidate(n, o, new_all, old_all)
+            if found is not None and _placed(*found, owned_up) and _told(
+                    found[2], newer, (n, new_clauses, new_all), (o, old_clauses, old_all)) is not None:
+                return True
+    return False
 
 
 def _elsewhere(clause: tuple[Word, ...], clauses: tuple[tuple[Word, ...], ...], other: list[Word]) -> bool:
@@ -335,15 +378,12 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
     "the *orders* table" and "the *users* table"), nor does the older name a value the newer leaves out,
     nor either put a word of its own before all they share ("*avatar* uploads"; ``owned_up``: the newer
-    may drop the older's qualifier and name one of its words). A swapped version's tool counts twice."""
-    new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
-    old_left = [w for w in old if w.key not in GENERIC]
-    old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
-    swap = next(((o, n) for o in old_left if o.type and not _matched(o, new_all)
-                 for n in new_left if n.type and not _matched(n, old_all)
-                 and _comparable(o, n, old_keys, new_keys)), None)
-    if swap is None:
+    may drop the older's qualifier and name one of its words: ``_placed``, checked first as it needs no
+    ``alike``). A swapped version's tool counts twice."""
+    found = _candidate(new, old, new_all, old_all)
+    if found is None or not _placed(*found, owned_up):
         return None
+    new_left, old_left, swap = found
 
     def told(w: Word, other: list[Word], older_side: bool) -> bool:
         """The other side names ``w``, or says what it says in a word of its own (each other's best match)."""
@@ -361,6 +401,27 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
     if old_own and new_own or any(w.type for w in old_own) and not owned_up:
         return None
+    return swap
+
+
+def _candidate(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word],
+               old_all: list[Word]) -> tuple[list[Word], list[Word], tuple[Word, Word]] | None:
+    """``(new words left, old words left, (old value, new value))``: the first value of ``old`` the newer
+    does not name with one of ``new``'s, of a type one setting may take, that the older does not name;
+    the words left are the clauses' without the change words (new) and the generic ones (old). None
+    without such a pair."""
+    new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
+    old_left = [w for w in old if w.key not in GENERIC]
+    old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
+    swap = next(((o, n) for o in old_left if o.type and not _matched(o, new_all)
+                 for n in new_left if n.type and not _matched(n, old_all)
+                 and _comparable(o, n, old_keys, new_keys)), None)
+    return None if swap is None else (new_left, old_left, swap)
+
+
+def _placed(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word], owned_up: bool) -> bool:
+    """Where the words stand, whatever tells them: neither side puts a word of its own before all they
+    share (but a swapped name), and no swapped value labels the subject right after its first word."""
     # a qualifier before all they share is spelled out: its counterpart by meaning is often a sibling
     # ("*frontend* runs on port 3000" / "*backend* runs on port 8000", token states .76)
     for side, other in ((new_left, old_left),) if owned_up else ((new_left, old_left), (old_left, new_left)):
@@ -368,12 +429,12 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
             if _matched(w, other):
                 break
             if w not in (swap[0], swap[1]) or not _named(w):
-                return None  # a number or identifier before all they share is the subject
+                return False  # a number or identifier before all they share is the subject
     for side, value in ((old_left, swap[0]), (new_left, swap[1])):
         at = side.index(value)
         if at == 1 and not _named(value) and side[1].at - _end(side[0]) == 1:
-            return None  # a number right after the first word labels what the claim is about: "writer *0* wrote"
-    return swap
+            return False  # a number right after the first word labels what the claim is about: "writer *0* wrote"
+    return True
 
 
 def _own(side: list[Word], value: Word, told: Callable[[Word], bool]) -> list[Word]:
