@@ -108,20 +108,33 @@ PREFILTER = True
 def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     if _blocked(newer) or _blocked(older):
         return None
-    new_clauses, old_clauses = _clauses(newer), _clauses(older)
-    old_all = [w for c in old_clauses for w in c]
     if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
-        for clause in new_clauses:
+        old_all = [w for c in _clauses(older) for w in c]
+        for clause in _clauses(newer):
             if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
                 return "denied"
         return None
-    new_all = [w for c in new_clauses for w in c]
     owned_up = bool(OWNED_UP.search(newer))
-    for n in new_clauses:
-        for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all, alike, owned_up):
-                return _told(swap, newer, (n, new_clauses, new_all), (o, old_clauses, old_all))
+    for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
+        if _shares(*found, alike, owned_up):
+            return _told(found[2], newer, new, old)
     return None
+
+
+_Side = tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]]  # a clause, its text's clauses and words
+
+
+@lru_cache(maxsize=256)  # both passes of ``replaced`` and ``_loosened`` ask it of one pair in turn
+def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, tuple[list[Word], list[Word], tuple[Word, Word]]], ...]:
+    """``(newer's side, older's side, the swap found)`` of each clause pair, in order, that holds a swap
+    candidate (``_candidate``) standing where ``_placed`` wants it; every other clause pair's swap is None
+    whatever tells the words."""
+    new_clauses, old_clauses = _clauses(newer), _clauses(older)
+    new_all, old_all = [w for c in new_clauses for w in c], [w for c in old_clauses for w in c]
+    owned_up = bool(OWNED_UP.search(newer))
+    return tuple(((n, new_clauses, new_all), (o, old_clauses, old_all), found)
+                 for n in new_clauses for o in old_clauses
+                 if (found := _candidate(n, o, new_all, old_all)) is not None and _placed(*found, owned_up))
 
 
 def _blocked(text: str) -> bool:
@@ -134,8 +147,7 @@ def _denies(newer: str, older: str) -> bool:
     return bool(NEGATORS & _said(newer)) and not NEGATORS & _said(older)
 
 
-def _told(swap: tuple[Word, Word], newer: str, new: tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]],
-          old: tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]]) -> str | None:
+def _told(swap: tuple[Word, Word], newer: str, new: _Side, old: _Side) -> str | None:
     """What the first clause pair with a value swapped (``new`` and ``old``: each side's clause, clauses and
     words) makes of the two texts: the swap, or None when the rest of them tells otherwise."""
     (n, new_clauses, new_all), (o, old_clauses, old_all) = new, old
@@ -147,21 +159,12 @@ def _told(swap: tuple[Word, Word], newer: str, new: tuple[tuple[Word, ...], tupl
 
 
 def _loosened(newer: str, older: str) -> bool:
-    """Whether ``alike`` can make ``_replaced`` decide what the spelling alone did not: only the checks
-    of ``_swapped`` after ``_placed`` ask it, so some clause pair must hold a swap ``_placed`` keeps and
-    that ``_told`` turns into a decision (else every clause pair's verdict is the spelling's, None)."""
+    """Whether ``alike`` can make ``_replaced`` decide what the spelling alone did not: it is asked only
+    after ``_placed`` (``_shares``), so some clause pair must hold a placed swap that ``_told`` turns into
+    a decision (else every clause pair's verdict is the spelling's, None)."""
     if _blocked(newer) or _blocked(older) or _denies(newer, older):
         return False  # the denial is read by spelling alone: what the first pass decided
-    new_clauses, old_clauses = _clauses(newer), _clauses(older)
-    new_all, old_all = [w for c in new_clauses for w in c], [w for c in old_clauses for w in c]
-    owned_up = bool(OWNED_UP.search(newer))
-    for n in new_clauses:
-        for o in old_clauses:
-            found = _candidate(n, o, new_all, old_all)
-            if found is not None and _placed(*found, owned_up) and _told(
-                    found[2], newer, (n, new_clauses, new_all), (o, old_clauses, old_all)) is not None:
-                return True
-    return False
+    return any(_told(found[2], newer, new, old) is not None for new, old, found in _placed_swaps(newer, older))
 
 
 def _elsewhere(clause: tuple[Word, ...], clauses: tuple[tuple[Word, ...], ...], other: list[Word]) -> bool:
@@ -371,19 +374,14 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
     return any(_same(word, o) for o in look.amounts) if word.type and word.type.startswith("quantity") else False
 
 
-def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word],
-             alike: Alike | None, owned_up: bool = False) -> tuple[Word, Word] | None:
-    """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
-    newer names a third of the older's words or more; apart from the words around the two values (the
-    predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
-    "the *orders* table" and "the *users* table"), nor does the older name a value the newer leaves out,
-    nor either put a word of its own before all they share ("*avatar* uploads"; ``owned_up``: the newer
-    may drop the older's qualifier and name one of its words: ``_placed``, checked first as it needs no
-    ``alike``). A swapped version's tool counts twice."""
-    found = _candidate(new, old, new_all, old_all)
-    if found is None or not _placed(*found, owned_up):
-        return None
-    new_left, old_left, swap = found
+def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word], alike: Alike | None,
+            owned_up: bool = False) -> bool:
+    """Whether two clauses holding ``swap`` (a value of the older's swapped for another of its type, placed
+    as ``_placed`` wants: ``_placed_swaps``) are about one thing: the newer names a third of the older's
+    words or more; apart from the words around the two values (the predicate told otherwise: "keeps" and
+    "holds"), not both have words of their own (a qualifier, "the *orders* table" and "the *users*
+    table"), nor does the older name a value the newer leaves out (``owned_up``: the newer may name one of
+    its words). A swapped version's tool counts twice."""
 
     def told(w: Word, other: list[Word], older_side: bool) -> bool:
         """The other side names ``w``, or says what it says in a word of its own (each other's best match)."""
@@ -396,12 +394,10 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     shared = sum(1 + (w.key in tool) for w in old_left if (not w.type or w.key in tool) and told(w, new_left, True))
     plain = sum(1 + (w.key in tool) for w in old_left if not w.type or w.key in tool)
     if shared < min(1 if owned_up else 2, plain) or 3 * shared < plain:
-        return None
+        return False
     old_own = _own(old_left, swap[0], lambda w: told(w, new_left, True))
     new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
-    if old_own and new_own or any(w.type for w in old_own) and not owned_up:
-        return None
-    return swap
+    return not (old_own and new_own or any(w.type for w in old_own) and not owned_up)
 
 
 def _candidate(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word],
