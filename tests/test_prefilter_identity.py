@@ -75,3 +75,18 @@ def test_alignment_decides_alike_with_and_without_its_prefilter(monkeypatch: pyt
     if alike == "all":  # the word test decides some of these pairs: what the prefilter must not lose
         spelled = [aligned.replaced(newer, older) for newer, older in PAIRS]
         assert sum(a != b for a, b in zip(without, spelled)) >= 10
+
+
+def test_corrections_decide_alike_with_and_without_their_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mem.enrich import corrections
+
+    readings = [(reading, older) for newer, older in PAIRS for kind in ("fact", "correction")
+                if (reading := corrections.read(newer, kind)) is not None]
+
+    def decisions() -> list[str | None]:
+        return [corrections.corrects(reading, older, neighbour=near) for reading, older in readings for near in (True, False)]
+
+    with_prefilter = decisions()
+    monkeypatch.setattr(corrections, "PREFILTER", False)
+    assert with_prefilter == decisions()
+    assert sum(found is not None for found in with_prefilter) >= 100  # decisions both ways, not only None

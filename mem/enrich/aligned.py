@@ -35,6 +35,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
+from mem.enrich.corrections import quantity, typed
 from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, NUMBER_WORDS, TOOLS, UNITS,
                                 UNREALISED, VALUE_ALIASES, words)
 from mem.text import stem
@@ -73,6 +74,8 @@ _TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9
 _NUMBER = re.compile(r"\$?(\d+(?:\.\d+)*)(k)?$")
 _GLUED = re.compile(r"(\$?\d+(?:\.\d+)?)([a-z%]+)$")
 _IDENT = re.compile(r"[_./:@]")  # a path, host, env var, dotted name ("month-end" is a word)
+_DIGIT, _VARIABLE, _DOTTED = re.compile(r"\d"), re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"), re.compile(r"[a-z]\.[a-z]", re.I)
+_DECIMAL, _LETTERS = re.compile(r"\d+(?:\.\d+)?"), re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
 _CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
@@ -137,6 +140,7 @@ def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, tuple[lis
                  if (found := _candidate(n, o, new_all, old_all)) is not None and _placed(*found, owned_up))
 
 
+@lru_cache(maxsize=8192)
 def _blocked(text: str) -> bool:
     """A plan, a question or an exception (``NOT_NOW``): it tells nothing of what holds now, either side."""
     return "?" in text or bool(NOT_NOW & _said(text)) or bool(_NOT_NOW_PHRASES.search(text))
@@ -182,7 +186,7 @@ def _negations_spelled(text: str) -> str:
 @lru_cache(maxsize=8192)
 def _said(text: str) -> frozenset[str]:
     """The text's words as written, lowercased (plans and negations are told by the words themselves)."""
-    return frozenset(re.findall(r"[a-z]+", _negations_spelled(text).lower()))
+    return frozenset(_LETTERS.findall(_negations_spelled(text).lower()))
 
 
 @lru_cache(maxsize=8192)
@@ -263,15 +267,13 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
 
 
 def _typed(token: str, lower: str, at_start: bool) -> Word:
-    from mem.enrich.corrections import typed
-
     if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
         return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
         return Word(FREQUENCIES[lower], token, "frequency")
     if VALUE_ALIASES.get(lower, lower) in TOOLS:
         return _name(token)
-    if re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
+    if _DIGIT.search(token) or _IDENT.search(token) and len(token) > 3:
         return Word(lower, token, "ident:" + _shape(token))
     if token[0].isupper() and not at_start and lower not in _IGNORED or len(token) > 1 and token.isupper():
         return _name(token)
@@ -282,9 +284,9 @@ def _shape(token: str) -> str:
     """What an identifier is, by its shape: a host and a path are no rivals."""
     if token.startswith(("/", "~")) or "/" in token:
         return "path"
-    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", token):
+    if _VARIABLE.fullmatch(token):
         return "variable"
-    if re.search(r"[a-z]\.[a-z]", token, re.IGNORECASE):
+    if _DOTTED.search(token):
         return "host"
     return "other"
 
@@ -300,8 +302,6 @@ def _name(surface: str) -> Word:
 def _amount(number: str, tokens: list[str], at: int, unit_at: int) -> Word:
     """The amount ``number`` of the unit at ``tokens[unit_at]``, keyed by its value in its quantity's
     smallest unit (``corrections.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
-    from mem.enrich.corrections import quantity
-
     measure, value = quantity((_number(number), UNITS[tokens[unit_at].lower()]))
     key = f"{value:g}" if isinstance(value, float) else value
     return Word(key, " ".join(tokens[at:unit_at + 1]), "quantity:" + measure)
@@ -313,7 +313,7 @@ def _number(text: str) -> str:
     if not match:
         return text
     digits = match[1]
-    return f"{float(digits) * 1000:g}" if match[2] and re.fullmatch(r"\d+(?:\.\d+)?", digits) else digits
+    return f"{float(digits) * 1000:g}" if match[2] and _DECIMAL.fullmatch(digits) else digits
 
 
 def _same(a: Word, b: Word) -> bool:
