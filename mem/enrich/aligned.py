@@ -35,6 +35,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import NamedTuple
 
+from mem.enrich.corrections import quantity, typed
 from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, EVERY, FREQUENCIES, FUNCTION_WORDS,
                                 NUMBER_WORDS, TOOLS, UNITS, UNREALISED, VALUE_ALIASES, words)
 from mem.text import stem
@@ -74,6 +75,8 @@ _TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9
 _NUMBER = re.compile(r"\$?(\d+(?:\.\d+)*)(k)?$")
 _GLUED = re.compile(r"(\$?\d+(?:\.\d+)?)([a-z%]+)$")
 _IDENT = re.compile(r"[_./:@]")  # a path, host, env var, dotted name ("month-end" is a word)
+_DIGIT, _VARIABLE, _DOTTED = re.compile(r"\d"), re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"), re.compile(r"[a-z]\.[a-z]", re.I)
+_DECIMAL, _LETTERS = re.compile(r"\d+(?:\.\d+)?"), re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
 _CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
@@ -96,33 +99,88 @@ def replaced(newer: str, older: str, alike: Alike | None = None) -> str | None:
     """Why ``newer`` corrects ``older`` by alignment ("two weeks -> 30 days", "denied"), or None; with
     ``alike``, a word the other text says in words of its own counts as told (asked only of the plain
     words of clauses with a value swapped, and only when the spelling alone decided nothing)."""
-    return _replaced(newer, older, None) or (_replaced.__wrapped__(newer, older, alike) if alike else None)
+    return _replaced(newer, older, None) or (
+        _replaced.__wrapped__(newer, older, alike) if alike and (not PREFILTER or _loosened(newer, older)) else None)
+
+
+# Whether ``replaced`` skips its word test (``alike``) where ``_loosened`` shows it cannot decide: the same
+# decisions either way (tests/test_prefilter_identity.py runs both over the bench data)
+PREFILTER = True
 
 
 @lru_cache(maxsize=8192)
 def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
-    if any("?" in t or NOT_NOW & _said(t) or _NOT_NOW_PHRASES.search(t) for t in (newer, older)):
+    if _blocked(newer) or _blocked(older):
         return None
-    new_clauses, old_clauses = _clauses(newer), _clauses(older)
-    old_all = [w for c in old_clauses for w in c]
-    preface, colon, rest = newer.partition(": ")
-    if PREFACE and rest and not any(_matched(w, old_all) for c in _clauses(preface) for w in c):
-        new_clauses = _clauses(rest)  # "Small fix to what I said: ...": the clause that holds the value is after it
-    if NEGATORS & _said(newer) and not NEGATORS & _said(older):  # a rule told twice ("never X", "no X") denies nothing
-        for clause in new_clauses:
+    if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
+        old_all = [w for c in _clauses(older) for w in c]
+        for clause in _claim_clauses(newer, older):
             if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
                 return "denied"
         return None
-    new_all = [w for c in new_clauses for w in c]
-    for n in new_clauses:
-        for o in old_clauses:
-            if swap := _swapped(n, o, new_all, old_all, alike, bool(OWNED_UP.search(newer)), newer):
-                if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
-                    return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
-                if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
-                    return None  # a file or a command is what a claim is about more often than its value
-                return f"{swap[0].surface} -> {swap[1].surface}"
+    owned_up = bool(OWNED_UP.search(newer))
+    for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
+        if _shares(*found, alike, owned_up, newer):
+            return _told(found[2], newer, new, old)
     return None
+
+
+_Side = tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]]  # a clause, its text's clauses and words
+
+
+@lru_cache(maxsize=256)  # both passes of ``replaced`` and ``_loosened`` ask it of one pair in turn
+def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, tuple[list[Word], list[Word], tuple[Word, Word]]], ...]:
+    """``(newer's side, older's side, the swap found)`` of each clause pair, in order, that holds a swap
+    candidate (``_candidate``) standing where ``_placed`` wants it; every other clause pair's swap is None
+    whatever tells the words."""
+    new_clauses, old_clauses = _claim_clauses(newer, older), _clauses(older)
+    new_all, old_all = [w for c in new_clauses for w in c], [w for c in old_clauses for w in c]
+    owned_up = bool(OWNED_UP.search(newer))
+    return tuple(((n, new_clauses, new_all), (o, old_clauses, old_all), found)
+                 for n in new_clauses for o in old_clauses
+                 if (found := _candidate(n, o, new_all, old_all)) is not None and _placed(*found, owned_up))
+
+
+def _claim_clauses(newer: str, older: str) -> tuple[tuple[Word, ...], ...]:
+    """The newer's clauses that may hold its claim: after a preface before a colon that names none of the
+    older's words ("Small fix to what I said: ..."), only the part after it (``PREFACE``)."""
+    preface, _, rest = newer.partition(": ")
+    if PREFACE and rest:
+        old_all = [w for c in _clauses(older) for w in c]
+        if not any(_matched(w, old_all) for c in _clauses(preface) for w in c):
+            return _clauses(rest)
+    return _clauses(newer)
+
+
+@lru_cache(maxsize=8192)
+def _blocked(text: str) -> bool:
+    """A plan, a question or an exception (``NOT_NOW``): it tells nothing of what holds now, either side."""
+    return "?" in text or bool(NOT_NOW & _said(text)) or bool(_NOT_NOW_PHRASES.search(text))
+
+
+def _denies(newer: str, older: str) -> bool:
+    """Whether ``newer`` is read for a denial of ``older`` (a negator only it says), not for a swapped value."""
+    return bool(NEGATORS & _said(newer)) and not NEGATORS & _said(older)
+
+
+def _told(swap: tuple[Word, Word], newer: str, new: _Side, old: _Side) -> str | None:
+    """What the first clause pair with a value swapped (``new`` and ``old``: each side's clause, clauses and
+    words) makes of the two texts: the swap, or None when the rest of them tells otherwise."""
+    (n, new_clauses, new_all), (o, old_clauses, old_all) = new, old
+    if _elsewhere(n, new_clauses, old_all) and _elsewhere(o, old_clauses, new_all):
+        return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
+    if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
+        return None  # a file or a command is what a claim is about more often than its value
+    return f"{swap[0].surface} -> {swap[1].surface}"
+
+
+def _loosened(newer: str, older: str) -> bool:
+    """Whether ``alike`` can make ``_replaced`` decide what the spelling alone did not: it is asked only
+    after ``_placed`` (``_shares``), so some clause pair must hold a placed swap that ``_told`` turns into
+    a decision (else every clause pair's verdict is the spelling's, None)."""
+    if _blocked(newer) or _blocked(older) or _denies(newer, older):
+        return False  # the denial is read by spelling alone: what the first pass decided
+    return any(_told(found[2], newer, new, old) is not None for new, old, found in _placed_swaps(newer, older))
 
 
 def _elsewhere(clause: tuple[Word, ...], clauses: tuple[tuple[Word, ...], ...], other: list[Word]) -> bool:
@@ -140,7 +198,7 @@ def _negations_spelled(text: str) -> str:
 @lru_cache(maxsize=8192)
 def _said(text: str) -> frozenset[str]:
     """The text's words as written, lowercased (plans and negations are told by the words themselves)."""
-    return frozenset(re.findall(r"[a-z]+", _negations_spelled(text).lower()))
+    return frozenset(_LETTERS.findall(_negations_spelled(text).lower()))
 
 
 @lru_cache(maxsize=8192)
@@ -241,15 +299,13 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
 
 
 def _typed(token: str, lower: str, at_start: bool) -> Word:
-    from mem.enrich.corrections import typed
-
     if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
         return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
         return Word(FREQUENCIES[lower], token, "quantity:duration" if PERIODS else "frequency")
     if VALUE_ALIASES.get(lower, lower) in TOOLS:
         return _name(token)
-    if re.search(r"\d", token) or _IDENT.search(token) and len(token) > 3:
+    if _DIGIT.search(token) or _IDENT.search(token) and len(token) > 3:
         return Word(lower, token, "ident:" + _shape(token))
     if token[0].isupper() and not at_start and (lower not in _IGNORED or SIBLINGS and len(token) == 1) \
             or len(token) > 1 and token.isupper():  # a capital letter inside a clause labels a thing: "Hospital A"
@@ -261,9 +317,9 @@ def _shape(token: str) -> str:
     """What an identifier is, by its shape: a host and a path are no rivals."""
     if token.startswith(("/", "~")) or "/" in token:
         return "path"
-    if re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", token):
+    if _VARIABLE.fullmatch(token):
         return "variable"
-    if re.search(r"[a-z]\.[a-z]", token, re.IGNORECASE):
+    if _DOTTED.search(token):
         return "host"
     return "other"
 
@@ -279,8 +335,6 @@ def _name(surface: str) -> Word:
 def _amount(number: str, tokens: list[str], at: int, unit_at: int) -> Word:
     """The amount ``number`` of the unit at ``tokens[unit_at]``, keyed by its value in its quantity's
     smallest unit (``corrections.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
-    from mem.enrich.corrections import quantity
-
     measure, value = quantity((_number(number), UNITS[tokens[unit_at].lower()]))
     key = f"{value:g}" if isinstance(value, float) else value
     return Word(key, " ".join(tokens[at:unit_at + 1]), "quantity:" + measure)
@@ -292,7 +346,7 @@ def _number(text: str) -> str:
     if not match:
         return text
     digits = match[1]
-    return f"{float(digits) * 1000:g}" if match[2] and re.fullmatch(r"\d+(?:\.\d+)?", digits) else digits
+    return f"{float(digits) * 1000:g}" if match[2] and _DECIMAL.fullmatch(digits) else digits
 
 
 def _same(a: Word, b: Word) -> bool:
@@ -353,22 +407,15 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
     return any(_same(word, o) for o in look.amounts) if word.type and word.type.startswith("quantity") else False
 
 
-def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], old_all: list[Word],
-             alike: Alike | None, owned_up: bool = False, newer: str = "") -> tuple[Word, Word] | None:
-    """A value of ``old`` swapped for another of its type in ``new``, the two clauses about one thing: the
-    newer names a third of the older's words or more; apart from the words around the two values (the
-    predicate told otherwise: "keeps" and "holds"), not both have words of their own (a qualifier,
-    "the *orders* table" and "the *users* table"), nor does the older name a value the newer leaves out,
-    nor either put a word of its own before all they share ("*avatar* uploads"; ``owned_up``: the newer
-    may drop the older's qualifier and name one of its words). A swapped version's tool counts twice."""
-    new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
-    old_left = [w for w in old if w.key not in GENERIC]
-    old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
-    swap = next(((o, n) for o in old_left if o.type and not _matched(o, new_all)
-                 for n in new_left if n.type and not _matched(n, old_all)
-                 and _comparable(o, n, old_keys, new_keys)), None)
-    if swap is None:
-        return None
+def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word], alike: Alike | None,
+            owned_up: bool = False, newer: str = "") -> bool:
+    """Whether two clauses holding ``swap`` (a value of the older's swapped for another of its type, placed
+    as ``_placed`` wants: ``_placed_swaps``) are about one thing: the newer names a third of the older's
+    words or more; apart from the words around the two values (the predicate told otherwise: "keeps" and
+    "holds"), not both have words of their own (a qualifier, "the *orders* table" and "the *users*
+    table"), nor does the older name a value the newer leaves out (``owned_up``: the newer may name one of
+    its words), nor do they say one thing of two siblings (``_siblings``). A swapped version's tool counts
+    twice."""
 
     def told(w: Word, other: list[Word], older_side: bool) -> bool:
         """The other side names ``w``, or says what it says in a word of its own (each other's best match)."""
@@ -381,13 +428,32 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
     shared = sum(1 + (w.key in tool) for w in old_left if (not w.type or w.key in tool) and told(w, new_left, True))
     plain = sum(1 + (w.key in tool) for w in old_left if not w.type or w.key in tool)
     if shared < min(1 if owned_up else 2, plain) or 3 * shared < plain:
-        return None
+        return False
     old_own = _own(old_left, swap[0], lambda w: told(w, new_left, True))
     new_own = _own(new_left, swap[1], lambda w: told(w, old_left, False))
     if old_own and new_own or any(w.type for w in old_own) and not owned_up:
-        return None
-    if SIBLINGS and not owned_up and _siblings(swap, old_left, new_left, new_own, newer):
-        return None
+        return False
+    return not (SIBLINGS and not owned_up and _siblings(swap, old_left, new_left, new_own, newer))
+
+
+def _candidate(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word],
+               old_all: list[Word]) -> tuple[list[Word], list[Word], tuple[Word, Word]] | None:
+    """``(new words left, old words left, (old value, new value))``: the first value of ``old`` the newer
+    does not name with one of ``new``'s, of a type one setting may take, that the older does not name;
+    the words left are the clauses' without the change words (new) and the generic ones (old). None
+    without such a pair."""
+    new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
+    old_left = [w for w in old if w.key not in GENERIC]
+    old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
+    swap = next(((o, n) for o in old_left if o.type and not _matched(o, new_all)
+                 for n in new_left if n.type and not _matched(n, old_all)
+                 and _comparable(o, n, old_keys, new_keys)), None)
+    return None if swap is None else (new_left, old_left, swap)
+
+
+def _placed(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word], owned_up: bool) -> bool:
+    """Where the words stand, whatever tells them: neither side puts a word of its own before all they
+    share (but a swapped name), and no swapped value labels the subject right after its first word."""
     # a qualifier before all they share is spelled out: its counterpart by meaning is often a sibling
     # ("*frontend* runs on port 3000" / "*backend* runs on port 8000", token states .76)
     for side, other in ((new_left, old_left),) if owned_up else ((new_left, old_left), (old_left, new_left)):
@@ -395,12 +461,12 @@ def _swapped(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word], 
             if _matched(w, other):
                 break
             if w not in (swap[0], swap[1]) or not _named(w):
-                return None  # a number or identifier before all they share is the subject
+                return False  # a number or identifier before all they share is the subject
     for side, value in ((old_left, swap[0]), (new_left, swap[1])):
         at = side.index(value)
         if at == 1 and not _named(value) and side[1].at - _end(side[0]) == 1:
-            return None  # a number right after the first word labels what the claim is about: "writer *0* wrote"
-    return swap
+            return False  # a number right after the first word labels what the claim is about: "writer *0* wrote"
+    return True
 
 
 def _siblings(swap: tuple[Word, Word], old: list[Word], new: list[Word], new_own: list[Word], newer: str) -> bool:

@@ -415,6 +415,9 @@ def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]
     return terms, frozenset(float(n) for n, _ in _NUM_UNIT.findall(" ".join(tokens))), terms | parts
 
 
+_PLANNED = re.compile(r"\b(?:than|as) planned\b", re.IGNORECASE)
+
+
 def _realised(text: str) -> str:
     """``text`` with its unrealised sentences blanked (``lexicon.UNREALISED``: a plan, a proposal, what was
     weighed and not done; a question): what they name did not change, so they name no old value, no new
@@ -426,7 +429,7 @@ def _realised(text: str) -> str:
     out, start = [], 0
     for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
         sentence = text[start:end]
-        tokens = words(re.sub(r"\b(?:than|as) planned\b", "", sentence, flags=re.IGNORECASE))  # a comparison, no plan
+        tokens = words(_PLANNED.sub("", sentence))  # a comparison, no plan
         unrealised = UNREALISED & set(tokens) or tokens[:1] in (["plan"], ["plans"]) or sentence.rstrip().endswith("?")
         out.append(" " * len(sentence) if unrealised else sentence)  # a question changes nothing either
         start = end
@@ -615,6 +618,11 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(e.key for e in extract_entities(text) if e.type == "person" or e.type == "name" and " " in e.key)
 
 
+# Whether ``corrects`` returns at once where none of its ways can decide (the same decisions either way:
+# tests/test_prefilter_identity.py runs both over the bench data)
+PREFILTER = True
+
+
 def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> str | None:
     """Why the correction replaces ``older_text`` ("old value X", "same slot, 7 d -> 3 d"), or None.
 
@@ -626,6 +634,8 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     terms, numbers, parts = _facts(older_text)
     slot = len(reading.slot & terms)
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
+    if PREFILTER and shared + 1 < EVIDENCE and not reading.old and not (neighbour and slot >= 2):
+        return None  # each way below needs two slot words and a close neighbour, an old value named, or the evidence
     if neighbour and slot >= 2 and (back := _refers_back(reading, older_text)):
         return back
     if neighbour and reading.marked and not reading.old:

@@ -1,0 +1,92 @@
+"""Intake's supersession check decides the same with its prefilters as without them.
+
+Each prefilter skips work that a rule's precondition shows cannot decide anything (next to the rule it
+guards, behind that module's ``PREFILTER`` switch). A rule changed later so that the precondition no
+longer holds fails here: the check runs with and without the prefilters over the bench's texts (the
+coding sets, the contradiction pair files, the synthetic texts) and must decide alike.
+"""
+
+from __future__ import annotations
+
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WINDOW = 6  # a coding set's memories paired with this many after them (a set tells one project's story in order)
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _texts_pairs() -> Iterator[tuple[str, str]]:
+    """(newer, older) text pairs: every contradiction pair in both orders, neighbouring memories of each
+    coding set in both orders, and the synthetic texts of one template."""
+    for path in sorted((ROOT / "bench").glob("contradictions*.jsonl")):
+        for pair in _read(path):
+            yield pair["new"], pair["old"]
+            yield pair["old"], pair["new"]
+    for path in sorted((ROOT / "bench").glob("coding_memory*.jsonl")):
+        if path.stem.endswith("_queries"):
+            continue
+        texts = [row["text"] for row in _read(path)]
+        for i, older in enumerate(texts):
+            for newer in texts[i + 1 : i + 1 + WINDOW]:
+                yield newer, older
+                yield older, newer
+    sys.path.insert(0, str(ROOT / "bench"))
+    from synth import memory_texts
+
+    by_start: dict[str, list[str]] = {}
+    for text in memory_texts(600):
+        by_start.setdefault(" ".join(text.split()[:2]), []).append(text)
+    for texts in by_start.values():
+        for older, newer in zip(texts, texts[1:]):
+            yield newer, older
+
+
+PAIRS = list(_texts_pairs())
+
+# ``aligned``'s word test stands in for the token states: every word alike, none, or a fixed scatter
+ALIKE: dict[str, Callable[[str, str], bool]] = {
+    "all": lambda a, b: True,
+    "none": lambda a, b: False,
+    "scatter": lambda a, b: zlib.crc32(f"{a.lower()}|{b.lower()}".encode()) % 3 == 0,
+}
+
+
+@pytest.mark.parametrize("alike", sorted(ALIKE))
+def test_alignment_decides_alike_with_and_without_its_prefilter(monkeypatch: pytest.MonkeyPatch, alike: str) -> None:
+    from mem.enrich import aligned
+
+    word_test = ALIKE[alike]
+    with_prefilter = [aligned.replaced(newer, older, word_test) for newer, older in PAIRS]
+    monkeypatch.setattr(aligned, "PREFILTER", False)
+    without = [aligned.replaced(newer, older, word_test) for newer, older in PAIRS]
+    assert with_prefilter == without
+    if alike == "all":  # the word test decides some of these pairs: what the prefilter must not lose
+        spelled = [aligned.replaced(newer, older) for newer, older in PAIRS]
+        assert sum(a != b for a, b in zip(without, spelled)) >= 10
+
+
+def test_corrections_decide_alike_with_and_without_their_prefilter(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mem.enrich import corrections
+
+    readings = [(reading, older) for newer, older in PAIRS for kind in ("fact", "correction")
+                if (reading := corrections.read(newer, kind)) is not None]
+
+    def decisions() -> list[str | None]:
+        return [corrections.corrects(reading, older, neighbour=near) for reading, older in readings for near in (True, False)]
+
+    with_prefilter = decisions()
+    monkeypatch.setattr(corrections, "PREFILTER", False)
+    assert with_prefilter == decisions()
+    assert sum(found is not None for found in with_prefilter) >= 100  # decisions both ways, not only None
