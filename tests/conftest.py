@@ -182,6 +182,20 @@ def _fresh_process_caches() -> None:
         last[:] = [0] * len(last)
 
 
+def clear_reader_caches() -> None:
+    """Empty every ``lru_cache`` of the text readers (mem.enrich, mem.score) loaded in this process.
+
+    A test that flips an ablation switch (``aligned.SIBLINGS``) must not meet results cached under the
+    other setting; the readers cache at several levels (a pair's verdict, a text's clauses and words),
+    and naming each cache in each test breaks silently when a module adds one.
+    """
+    for name, module in list(sys.modules.items()):
+        if name.startswith(("mem.enrich.", "mem.score.")):
+            for obj in list(vars(module).values()):
+                if callable(getattr(obj, "cache_clear", None)):
+                    obj.cache_clear()
+
+
 @contextmanager
 def _alarm(timeout: float) -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or not timeout:

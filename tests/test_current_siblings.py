@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import jsonl, run_mem
+from tests.conftest import clear_reader_caches, jsonl, run_mem
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -30,8 +30,7 @@ def _switched(monkeypatch, name: str, on: bool) -> None:
     for module in (aligned, corrections):
         if hasattr(module, name):
             monkeypatch.setattr(module, name, on)
-    for cached in (aligned._replaced, aligned._clauses, corrections.read, corrections._placed, corrections._settings):
-        cached.cache_clear()
+    clear_reader_caches()
 
 
 # (older, newer) that tell two siblings apart, by the switch that tells them so

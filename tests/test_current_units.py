@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from mem.enrich.corrections import words_named
-from tests.conftest import jsonl, run_mem
+from tests.conftest import clear_reader_caches, jsonl, run_mem
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -122,13 +122,13 @@ def test_a_verb_spelled_like_a_tool_is_no_value(cased: bool, monkeypatch) -> Non
     from mem.enrich import aligned
 
     monkeypatch.setattr(aligned, "CASED_TOOLS", cased)
-    aligned._replaced.cache_clear()
+    clear_reader_caches()
     try:
         ids = _import({"go_out": ("The Harbor app supports Android 9 and up.",
                                   "Harbor app store releases go out on Thursday mornings so support has the rest of "
                                   "the week to catch problems.")}, correction_first=False)
     finally:
-        aligned._replaced.cache_clear()
+        clear_reader_caches()
     (old, new), = ids.values()
     superseded = {r["id"]: r for r in run_mem("export").records}[old["id"]].get("superseded_by")
     assert (superseded == new["id"]) is not cased
