@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from mem.runtime import limit_blas_threads  # noqa: E402
+from mem.runtime import clear_reader_caches, limit_blas_threads  # noqa: E402
 
 limit_blas_threads()  # before any bench imports numpy: see mem/runtime.py
 
@@ -126,6 +126,8 @@ class patched:
                 raise SystemExit(f"--vary: {module} has no {name}")
             self.saved[(module, name)] = getattr(target, name)
             setattr(target, name, value)
+        if self.patch:
+            clear_reader_caches()  # results cached under the other setting would hide the switch
         return self.fields
 
     def __exit__(self, *exc: Any) -> None:
@@ -133,6 +135,8 @@ class patched:
 
         for (module, name), value in self.saved.items():
             setattr(importlib.import_module(module), name, value)
+        if self.saved:
+            clear_reader_caches()
 
 
 def rotating_folds(units: list[str], held: int = 2) -> list[tuple[list[str], list[str]]]:

@@ -40,3 +40,19 @@ def interrupts_held() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
     if caught:
         raise KeyboardInterrupt
+
+
+def clear_reader_caches() -> None:
+    """Empty every ``lru_cache`` of the text readers and scorers (mem.enrich, mem.score) loaded here.
+
+    Benches and tests that flip an ablation switch (``aligned.SIBLINGS``) in one process must not meet
+    results cached under the other setting; the readers cache at several levels (a pair's verdict, a
+    text's clauses and words), and naming each cache at each call breaks silently when a module adds one.
+    """
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith(("mem.enrich.", "mem.score.")):
+            for obj in list(vars(module).values()):
+                if callable(getattr(obj, "cache_clear", None)):
+                    obj.cache_clear()

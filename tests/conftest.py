@@ -37,7 +37,7 @@ sys.modules["sqlite3"] = sqlean
 
 pytest_plugins = ["tests.pg_server"]  # the PostgreSQL server fixtures (pg_server, pg_url, backend)
 
-from mem.runtime import limit_blas_threads
+from mem.runtime import clear_reader_caches, limit_blas_threads  # noqa: F401 (tests import it from here)
 
 limit_blas_threads()  # what mem.cli.main does first, here before anything in this process imports numpy
 
@@ -180,20 +180,6 @@ def _fresh_process_caches() -> None:
     last = getattr(ids, "_last", None)
     if isinstance(last, list):
         last[:] = [0] * len(last)
-
-
-def clear_reader_caches() -> None:
-    """Empty every ``lru_cache`` of the text readers (mem.enrich, mem.score) loaded in this process.
-
-    A test that flips an ablation switch (``aligned.SIBLINGS``) must not meet results cached under the
-    other setting; the readers cache at several levels (a pair's verdict, a text's clauses and words),
-    and naming each cache in each test breaks silently when a module adds one.
-    """
-    for name, module in list(sys.modules.items()):
-        if name.startswith(("mem.enrich.", "mem.score.")):
-            for obj in list(vars(module).values()):
-                if callable(getattr(obj, "cache_clear", None)):
-                    obj.cache_clear()
 
 
 @contextmanager

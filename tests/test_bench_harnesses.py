@@ -329,3 +329,16 @@ def test_graph_identity_ignores_random_ids_and_names_a_changed_edge(tmp_path: Pa
     with Store.open(tmp_path / "b.db") as store, store.write():
         store.conn.execute("UPDATE edges SET weight = weight / 2 WHERE type = 'precedes'")
     assert identity.canonical(tmp_path / "b.db")["edges"] != tables[0]["edges"]
+
+
+def test_a_varied_switch_is_not_hidden_by_cached_readings() -> None:
+    # --vary patches a module flag in the bench's own process; a verdict cached under the other setting
+    # would make the ablation row equal the full one (aligned caches a pair's clauses and swaps)
+    benchlib = _bench_module("benchlib")
+    from mem.enrich import aligned
+
+    older, newer = "Customer Northwind has a 99.9% uptime SLA.", "Customer Contoso has a 99.5% uptime SLA."
+    assert aligned.replaced(newer, older) is None  # two customers: siblings, no correction
+    with benchlib.patched({"patch": {("mem.enrich.aligned", "SIBLINGS"): False}}):
+        assert aligned.replaced(newer, older) == "Northwind -> Contoso"
+    assert aligned.replaced(newer, older) is None
