@@ -641,6 +641,18 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
         if shared + 1 >= EVIDENCE else None
 
 
+def names_old(reading: Reading, older_text: str) -> str | None:
+    """The first old value the correction names that ``older_text`` states ("Disqus is gone" and "comments
+    run on Disqus"), on no further evidence (``corrects`` asks for more before superseding).
+
+    >>> names_old(read("Disqus is gone from the site."), "Reader comments run on Disqus.")
+    'disqus'
+    """
+    _, numbers, parts = _facts(older_text)
+    phrase = " ".join(p for t in words(older_text) for p in _PARTS.split(t) if p)
+    return next((v.text for v in reading.old if v.stated_in(parts, numbers, phrase)), None)
+
+
 def _number(value: "float | str") -> float | None:
     try:
         return float(value)
