@@ -421,19 +421,38 @@ _PLANNED = re.compile(r"\b(?:than|as) planned\b", re.IGNORECASE)
 def _realised(text: str) -> str:
     """``text`` with its unrealised sentences blanked (``lexicon.UNREALISED``: a plan, a proposal, what was
     weighed and not done; a question): what they name did not change, so they name no old value, no new
-    one and no setting.
+    one and no setting. In a list of news (``LISTED`` clauses or more between commas: a digest) a word of
+    plan holds only in its own clause, unless it is in the lead before the list's colon.
 
     >>> _realised("Plan: run it at 04:00. Done: moved it to EKS.").strip()
     'Done: moved it to EKS.'
+    >>> _realised("Notes: the spike is postponed, Joel shipped dark mode, and logs now stay 30 days.")
+    'Notes:                         Joel shipped dark mode, and logs now stay 30 days.'
     """
     out, start = [], 0
     for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
         sentence = text[start:end]
-        tokens = words(_PLANNED.sub("", sentence))  # a comparison, no plan
-        unrealised = UNREALISED & set(tokens) or tokens[:1] in (["plan"], ["plans"]) or sentence.rstrip().endswith("?")
-        out.append(" " * len(sentence) if unrealised else sentence)  # a question changes nothing either
+        clauses = _LISTED.split(sentence) if LISTED else [sentence]
+        if len(clauses) < LISTED or sentence.rstrip().endswith("?"):
+            clauses = [sentence]
+        if len(clauses) > 1 and clauses[0].rstrip().endswith(":") and _unrealised(clauses[0]):
+            clauses = [sentence]  # a lead that is a plan ("Plan for next quarter: ...") holds over its list
+        out += [" " * len(clause) if _unrealised(clause) else clause for clause in clauses]
         start = end
     return "".join(out)
+
+
+def _unrealised(clause: str) -> bool:
+    tokens = words(_PLANNED.sub("", clause))  # a comparison, no plan
+    # a question changes nothing either
+    return bool(UNREALISED & set(tokens)) or tokens[:1] in (["plan"], ["plans"]) or clause.rstrip().endswith("?")
+
+
+# Clauses between commas (and a lead before a colon) that make a sentence a list of news, each its own
+# (set j's "Week notes: the Typesense spike is postponed, ..., and Datadog now keeps our logs for 30 days");
+# 0: a plan word blanks its whole sentence.
+LISTED = 3
+_LISTED = re.compile(r"(?<=[,:])(?=\s)")
 
 
 @lru_cache(maxsize=4096)
@@ -656,7 +675,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     if reading.new and all(v.stated_in(parts, numbers) and not v.terms <= old_parts
                            and not any(v.terms and v.terms <= r.terms for r in rejected) for v in reading.new):
         return None
-    phrase = " ".join(p for t in words(older_text) for p in _PARTS.split(t) if p)
+    phrase = _spelled_out(older_text)
     # a giver is an old value only where the older text names half or more of what was handed over:
     # "Noor passed the courier partner relationship to Sven" replaces whom the courier partner questions
     # go to, not "Noor emails the partners a week ahead" nor "Noor wants the onboarding doc updated"
@@ -681,6 +700,23 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # the words must say enough
     return _same_slot(reading, older_text, (SAME,) if shared + 1 >= EVIDENCE > shared else (SAME, NARROWER)) \
         if shared + 1 >= EVIDENCE else None
+
+
+def _spelled_out(text: str) -> str:
+    """``text``'s words with compound ones in parts, space-joined: where ``Value.stated_in`` looks for a phrase."""
+    return " ".join(p for t in words(text) for p in _PARTS.split(t) if p)
+
+
+def names_old(reading: Reading, older_text: str) -> str | None:
+    """The first old value the correction names that ``older_text`` states ("Disqus is gone" and "comments
+    run on Disqus"), on no further evidence (``corrects`` asks for more before superseding).
+
+    >>> names_old(read("Disqus is gone from the site."), "Reader comments run on Disqus.")
+    'disqus'
+    """
+    _, numbers, parts = _facts(older_text)
+    phrase = _spelled_out(older_text)
+    return next((v.text for v in reading.old if v.stated_in(parts, numbers, phrase)), None)
 
 
 def _number(value: "float | str") -> float | None:

@@ -1,0 +1,40 @@
+"""A correction inside a list of news (a digest) is read even when another item of the list is a plan:
+a word of plan ("postponed") holds only in its own clause between commas (``corrections.LISTED``), so
+the item that tells a change still supersedes what it changes. CLI through the real entry point."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import jsonl, run_mem
+
+MINILM = {"MEM_EMBEDDER": "minilm"}
+OLDER = "Application logs are shipped to Loki and kept for 14 days."
+DIGEST = ("Friday notes: the Grafana upgrade is postponed, the pager stayed quiet all week, Mei shipped the "
+          "invoice export, and Loki now keeps our logs for 30 days on the bigger bucket.")
+
+
+@pytest.mark.parametrize("listed", [3, 0])
+def test_a_change_in_a_digest_supersedes_what_it_changes_whatever_plan_sits_beside_it(listed: int,
+                                                                                     monkeypatch) -> None:
+    from mem.enrich import corrections
+
+    monkeypatch.setattr(corrections, "LISTED", listed)
+    corrections.read.cache_clear()
+    try:
+        done = run_mem("import", "-", "--now", "2026-05-03T00:00:00Z", env=MINILM, input=jsonl(
+            {"text": OLDER, "created_at": "2026-05-01T09:00:00Z"},
+            {"text": DIGEST, "created_at": "2026-05-02T09:00:00Z"}))
+    finally:
+        corrections.read.cache_clear()
+    assert done.code == 0, done.stderr
+    old, new = done.records
+    superseded = {r["id"]: r for r in run_mem("export").records}[old["id"]].get("superseded_by")
+    assert superseded == (new["id"] if listed else None)
+
+
+def test_a_plan_of_few_clauses_still_blanks_its_sentence() -> None:
+    # two clauses are no list: "Considering ..., for now it stays at 4" names no change
+    from mem.enrich.corrections import read
+
+    assert read("Considering scheduled scaling for the ETA model, for now it stays at 4 replicas minimum.") is None
