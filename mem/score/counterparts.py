@@ -66,8 +66,10 @@ class Counterparts:
         """The words of ``text`` (first occurrences) and the unit means of their word pieces' rows, in one
         product; kept by what they are made of (the text, its tokens' places and rows), so a text asked again
         costs a lookup."""
+        from hashlib import blake2b
+
         spans = tuple(self._offsets(text)[:len(rows)])
-        key = (text, spans, rows.tobytes())
+        key = (text, spans, blake2b(rows.tobytes(), digest_size=16).digest())  # the rows' digest: a few KB less a text
         found = _kept.get(key)
         if found is None:
             found = _word_vectors(text, spans, rows)
@@ -77,7 +79,7 @@ class Counterparts:
         return found
 
 
-_kept: dict[tuple[str, tuple[tuple[int, int], ...], bytes], tuple[list[str], "np.ndarray"]] = {}
+_kept: dict[tuple[str, tuple[tuple[int, int], ...], bytes], tuple[list[str], "np.ndarray"]] = {}  # KEPT at most
 
 
 def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
