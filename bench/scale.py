@@ -15,6 +15,7 @@ Each (size, embedder) pair builds a fresh database in a temp folder through the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import fresh_database, percentile, postgres_admin  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import ROOT, fresh_database, percentile, postgres_admin  # noqa: E402  (also puts the repo on sys.path)
 from synth import memory_texts, queries  # noqa: E402
 
 
@@ -49,6 +50,47 @@ def build(db: Path | str, n: int, embedder: str, batch: int = 2000) -> float:
     return n / (time.perf_counter() - start)
 
 
+# A real ``mem add - --bulk`` process that tells the wall clock when its rows are searchable (the finishing
+# pass starts), and the embedder alone in a process of its own: both pay the interpreter, the imports and
+# the model's load, which the in-process rounds load before the clock.
+_CLI_BULK = """\
+import sys, time
+from mem.stages import finish
+real = finish.run
+def timed(ctx, **kwargs):
+    print(f"searchable {time.time()!r}", file=sys.stderr, flush=True)
+    return real(ctx, **kwargs)
+finish.run = timed
+sys.argv = ["mem", *sys.argv[1:]]
+from mem.cli import main
+main()
+"""
+_ALONE = """\
+import json, sys, time
+from mem.runtime import limit_blas_threads
+limit_blas_threads()
+from mem.embed import get_embedder
+texts, chunk = json.loads(open(sys.argv[1]).read()), int(sys.argv[3])
+embedder = get_embedder(sys.argv[2])
+for offset in range(0, len(texts), chunk):
+    embedder.embed(texts[offset : offset + chunk])
+print(f"done {time.time()!r}", file=sys.stderr, flush=True)
+"""
+
+
+def _process_seconds(code: str, args: list[str], mark: str, stdin: Path | None = None) -> float:
+    """Wall seconds from starting ``python -c code args`` to the time it prints after ``mark`` on stderr."""
+    # this tree's mem, and no hand-over to a warm helper: the process does the work
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), "MEM_WARM": "0"}
+    with open(stdin or os.devnull, "rb") as feed:
+        start = time.time()
+        done = subprocess.run([sys.executable, "-c", code, *args], stdin=feed, env=env, capture_output=True, check=True)
+    stamps = [line.split()[1] for line in done.stderr.decode().splitlines() if line.startswith(mark + " ")]
+    if not stamps:
+        raise SystemExit(f"no {mark!r} line from the process: {done.stderr.decode()[-2000:]}")
+    return float(stamps[0]) - start
+
+
 def intake_ratio(n: int, embedder_name: str, pairs: int, bulk_only: bool = False) -> list[tuple[float, float]]:
     """Intake against the embedder alone on the same ``n`` texts, in interleaved rounds: the embedder
     embeds them as intake hands them over (``add.CHUNK`` at a time); ``mem add -`` (one ``add.run``
@@ -57,7 +99,13 @@ def intake_ratio(n: int, embedder_name: str, pairs: int, bulk_only: bool = False
     Then both again as the CLI runs them (``add.run`` on a fresh context: from
     ``intake_worker.MIN_RECORDS`` texts a worker process prepares them, loading its own model inside
     the clock). Returns each round's (mem add -, bulk until searchable, the same two as the CLI runs
-    them) rates over the embedder-alone rate (``bulk_only``: the eager ones are skipped, NaN)."""
+    them) rates over the embedder-alone rate (``bulk_only``: the eager ones are skipped, NaN).
+
+    Like with like: those CLI rounds pay the worker's model load (and, since this process has onnxruntime
+    loaded, a fresh interpreter for the worker instead of the fork ``mem`` makes) against an embedder
+    loaded before the clock. So each round also times a real ``mem add - --bulk`` process until its rows
+    are searchable against the embedder alone in a fresh process (both from the process's start: the
+    interpreter, the imports, the model's load), and prints that ratio too."""
     from mem.config import resolve_settings
     from mem.embed import get_embedder
     from mem.stages import add, finish
@@ -117,9 +165,22 @@ def intake_ratio(n: int, embedder_name: str, pairs: int, bulk_only: bool = False
             raise SystemExit("intake refused a synthetic text")
         return (searchable_at[0] - start if bulk else done), done
 
+    def process(bulk_cli: bool) -> float:
+        """Seconds until searchable of a real ``mem add - --bulk`` process, or of the embedder alone in a
+        process of its own."""
+        with tempfile.TemporaryDirectory() as tmp:
+            if not bulk_cli:
+                (Path(tmp) / "texts.json").write_text(json.dumps(texts))
+                return _process_seconds(_ALONE, [str(Path(tmp) / "texts.json"), embedder_name, str(add.CHUNK)], "done")
+            feed = Path(tmp) / "in.jsonl"
+            feed.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+            return _process_seconds(_CLI_BULK, ["add", "-", "--bulk", "--db", str(Path(tmp) / "mem.db"), "--embedder",
+                                                embedder_name, "--scope", "bench", "--json"], "searchable", feed)
+
     rows = []
     runs = {"alone": alone, "eager": lambda: intake(False), "bulk": lambda: intake(True),
-            "eager cli": lambda: as_the_cli(False), "bulk cli": lambda: as_the_cli(True)}
+            "eager cli": lambda: as_the_cli(False), "bulk cli": lambda: as_the_cli(True),
+            "alone process": lambda: process(False), "bulk process": lambda: process(True)}
     if bulk_only:
         runs = {name: run for name, run in runs.items() if not name.startswith("eager")}
     nan = float("nan")
@@ -130,17 +191,21 @@ def intake_ratio(n: int, embedder_name: str, pairs: int, bulk_only: bool = False
         eager = n / got["eager"][1] if "eager" in got else nan
         cli_eager = n / got["eager cli"][1] if "eager cli" in got else nan
         (searchable, done), cli_searchable = got["bulk"], n / got["bulk cli"][0]
-        rows.append((eager / base, n / searchable / base, cli_eager / base, cli_searchable / base))
+        alone_process, bulk_process = n / got["alone process"], n / got["bulk process"]
+        rows.append((eager / base, n / searchable / base, cli_eager / base, cli_searchable / base,
+                     bulk_process / alone_process))
         print(f"{embedder_name} n={n} round {pair + 1}: load {os.getloadavg()[0]:.1f}, embedder alone {base:,.0f}/s; "
               f"mem add - {eager:,.0f}/s "
               f"(x{eager / base:.2f}); bulk until searchable {n / searchable:,.0f}/s (x{n / searchable / base:.2f}), "
               f"with its finishing pass {n / done:,.0f}/s (finishing {done - searchable:.1f} s); as the CLI runs "
               f"them: mem add - {cli_eager:,.0f}/s (x{cli_eager / base:.2f}), bulk until searchable "
-              f"{cli_searchable:,.0f}/s (x{cli_searchable / base:.2f})", flush=True)
-    medians = [statistics.median(row[i] for row in rows) for i in range(4)]
+              f"{cli_searchable:,.0f}/s (x{cli_searchable / base:.2f}); whole processes (load included): embedder "
+              f"alone {alone_process:,.0f}/s ({got['alone process']:.1f} s), mem add - --bulk until searchable "
+              f"{bulk_process:,.0f}/s ({got['bulk process']:.1f} s, x{bulk_process / alone_process:.2f})", flush=True)
+    medians = [statistics.median(row[i] for row in rows) for i in range(5)]
     print(f"{embedder_name} n={n} median over {pairs} rounds: mem add - x{medians[0]:.2f} the embedder-alone "
           f"rate, bulk until searchable x{medians[1]:.2f}; as the CLI runs them x{medians[2]:.2f} and "
-          f"x{medians[3]:.2f}", flush=True)
+          f"x{medians[3]:.2f}; whole processes, bulk x{medians[4]:.2f}", flush=True)
     return rows
 
 

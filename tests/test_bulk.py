@@ -306,6 +306,7 @@ def test_intake_ratio_harness_runs(capsys) -> None:
     assert len(rounds) == 2 and all(0 < ratio < float("inf") for pair in rounds for ratio in pair)
     printed = capsys.readouterr().out
     assert "round 1:" in printed and "round 2:" in printed and "median over 2 rounds: mem add - x" in printed
+    assert "whole processes (load included): embedder alone" in printed  # a real mem add - --bulk process
     bulk = bench.intake_ratio(80, "hash", 1, bulk_only=True)  # --bulk-only: no eager rounds, NaN in their place
     assert bulk[0][0] != bulk[0][0] and bulk[0][2] != bulk[0][2] and 0 < bulk[0][1] < float("inf")
 

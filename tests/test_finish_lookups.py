@@ -120,3 +120,21 @@ def test_recent_in_scope_answers_as_one_range(stores, rows, limit) -> None:
                 "SELECT rowid FROM memories WHERE scope = ? AND created_at <= ? AND rowid < ? "
                 "ORDER BY created_at DESC, rowid DESC LIMIT ?", (scope, at, rowid + 1, limit))]
             assert recent_in_scope(store, scope, at, rowid + 1, limit) == plain
+
+
+def test_highest_mentioned_is_the_top_rowid_with_a_mention(stores) -> None:
+    """The finishing pass's "a row above it the correction check can meet": the highest rowid with an
+    entity mention, 0 with none; ``arrival`` takes both answers when given, without its statement."""
+    from mem.store.lifecycle import highest_mentioned
+
+    store, other = stores
+    for created in ["2026-03-01", "2026-03-02", "2026-03-03"]:
+        _insert(other, "a", created)
+    other.commit()
+    assert highest_mentioned(store) == 0
+    with store.write():
+        store.conn.execute("INSERT INTO entities(id, key, name, type) VALUES (1, 'redis', 'Redis', 'tool')")
+        store.conn.executemany("INSERT INTO memory_entities(memory_rowid, entity_id) VALUES (?, 1)", [(2,), (1,)])
+    assert highest_mentioned(store) == 2
+    assert arrival(store, 1, "a", "2026-03-01", later=False, after=False) == (False, False)  # rows 2, 3 exist
+    assert arrival(store, 1, "a", "2026-03-01", later=False) == (False, True)

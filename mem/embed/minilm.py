@@ -21,6 +21,7 @@ MAX_TOKENS = 256  # the model was trained with 256 word pieces; longer input is 
 # for 64 / 32 / 16: LoCoMo turns 140 / 180 / 190-200, short synthetic memories 290 / 330-350 / 350
 # (LoCoMo ingest 26.8 -> 20.6 s; intake of short texts is bound by its SQL, 240-246/s either way).
 BATCH = 16
+OFFSETS_KEPT = 4096  # texts whose token offsets are kept: the supersession check asks again of a text it met
 
 
 def _package_dir(name: str) -> Path:
@@ -49,6 +50,7 @@ class MiniLM:
         self.batch = batch  # texts per onnxruntime call (bench/embed_speed.py compares sizes)
         self.threads = threads  # onnxruntime intra-op threads; 0: one per core
         self._tokenizer: Any = None
+        self._offsets: dict[str, tuple[tuple[int, int], ...]] = {}  # text -> ``offsets``, the newest OFFSETS_KEPT
 
     def _session(self, bulk: bool) -> Any:
         """The onnxruntime session for a query (threads spin between operators: lowest latency) or
@@ -83,11 +85,17 @@ class MiniLM:
         tokenizer.no_padding()
         self._tokenizer = tokenizer
 
-    def offsets(self, text: str) -> list[tuple[int, int]]:
+    def offsets(self, text: str) -> tuple[tuple[int, int], ...]:
         """Where in ``text`` each of its content tokens (``mem.score.tokens.content_tokens``) stands."""
-        if self._tokenizer is None:
-            self._load_tokenizer()
-        return list(self._tokenizer.encode(text).offsets[1:-1])
+        found = self._offsets.get(text)
+        if found is None:
+            if self._tokenizer is None:
+                self._load_tokenizer()
+            found = tuple(self._tokenizer.encode(text).offsets[1:-1])
+            if len(self._offsets) >= OFFSETS_KEPT:
+                del self._offsets[next(iter(self._offsets))]  # the oldest
+            self._offsets[text] = found
+        return found
 
     def token_states(self, texts: Sequence[str]) -> list["np.ndarray"]:
         """Per-text (tokens, 384) contextual states, padding removed: for MaxSim and variance."""

@@ -65,9 +65,13 @@ def run(ctx: "Context", *, batch: int = BATCH) -> dict[str, Finished]:
 def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, Finished], arrivals: "Arrivals") -> None:
     import orjson
 
+    from mem.store.lifecycle import highest_mentioned
+
     store = ctx.store
     memories = store.by_rowids([rowid for rowid, _ in rows])
     later = arrivals.batch([rowid for rowid, _ in rows])
+    # rows above a memory the correction check can meet: those with mentions (the batch links its own in order)
+    mentioned = highest_mentioned(store)
     found, matrix = store.vectors_for(list(memories))
     vectors = dict(zip(found, matrix))
     history: list[int] = []  # rowids of the batch's memories that came in superseded
@@ -82,7 +86,7 @@ def _finish(ctx: "Context", rows: list[tuple[int, str | None]], out: dict[str, F
         link.after_insert(ctx, rowid, memory, vectors.get(rowid), entities=link.entities_of(memory),
                           neighbours=neighbours, entity_rows=entity_rows)
         superseded = supersede.check(ctx, rowid, memory, supersede.assertions_of(memory), neighbours=neighbours,
-                                     later=later.get(rowid))
+                                     later=later.get(rowid), after=mentioned > rowid)
         status, superseded = supersede.resolve_status(superseded, memory.id)
         out[memory.id] = Finished(status, superseded)
         if status == "superseded":

@@ -108,13 +108,15 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
 
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
           neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None,
-          tokens: "Mapping[int, tuple[str, bytes]] | None" = None, kept: "RivalRows | None" = None) -> list[str]:
+          after: bool | None = None, tokens: "Mapping[int, tuple[str, bytes]] | None" = None,
+          kept: "RivalRows | None" = None) -> list[str]:
     """Called inside the intake write transaction after insert (and after its entities are linked);
     returns the ids superseded.
 
     ``found``: the memory's assertions when already extracted (``assertions_of``); ``neighbours``:
     its nearest stored memories (rowid, cosine) when intake looked them up; ``later``: whether a memory
-    of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``);
+    of its scope stored before it was created after it, when the caller knows (``sql.Arrivals``); ``after``:
+    whether a memory stored above it can be one of its candidates, when the caller knows (with ``later``);
     ``tokens``: compact token states (``mem.store.token_states``) by rowid of memories not stored yet
     (it and the earlier memories of its intake chunk);
     ``kept``: the write transaction's ``sql.RivalRows`` (eager intake's chunk), which answers the
@@ -143,7 +145,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
             if _overlap(memory, other) and supersedes(newer.text, older.text, newer.kind) \
                     and _resolve(ctx, newer, older, superseded, kept) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
-    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept)
+    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after)
 
 
 def rival_lookups(memory: "Memory", found: Sequence[Any]) -> tuple[str, list[tuple[str, str, str]], list[str]]:
@@ -181,7 +183,7 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept
 def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
                  superseded: list[str], later: bool | None = None,
                  tokens: "Mapping[int, tuple[str, bytes]] | None" = None,
-                 kept: "RivalRows | None" = None) -> list[str]:
+                 kept: "RivalRows | None" = None, after: bool | None = None) -> list[str]:
     """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
     neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
     correction, supersedes the older if the older states the old value it names (or holds the same
@@ -195,7 +197,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
     out_of_order, stored_after = kept.arrival(rowid) if kept is not None else \
-        sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later)
+        sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later, after=after)
     sharers = SHARERS
     if incoming is None and not out_of_order and not stored_after:
         # every candidate is older than this memory, which reads as no correction: only a close neighbour

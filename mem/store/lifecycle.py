@@ -440,13 +440,17 @@ def _sharers(store: "Store", rowid: int, max_fan: int, limit: int) -> list[int]:
         (max_fan, rowid, limit))] if limit else []
 
 
-def arrival(store: "Store", rowid: int, scope: str, created_at: str, *, later: bool | None = None) -> tuple[bool, bool]:
+def arrival(store: "Store", rowid: int, scope: str, created_at: str, *, later: bool | None = None,
+            after: bool | None = None) -> tuple[bool, bool]:
     """``(stored later, stored after)`` of the memory at ``rowid``, in one statement: whether a memory of
     ``scope`` stored before it was created after ``created_at`` (it arrived out of order: an import of
     older data; an empty range for every live intake), and whether any memory has a rowid above it
     (none for the memory live intake just stored). ``later``: the first answer when the caller has it
-    (``Arrivals``: the statement's form walks every memory of the scope created after this one)."""
+    (``Arrivals``: the statement's form walks every memory of the scope created after this one);
+    ``after``: the second, when the caller has it (``highest_mentioned``)."""
     if later is not None:
+        if after is not None:
+            return later, after
         return later, bool(store.conn.execute(f"SELECT {_STORED_AFTER}", (rowid,)).fetchone()[0])
     later, after = store.conn.execute(
         f"SELECT EXISTS(SELECT 1 FROM memories WHERE scope = ? AND created_at > ? AND rowid < ?), {_STORED_AFTER}",
@@ -455,6 +459,18 @@ def arrival(store: "Store", rowid: int, scope: str, created_at: str, *, later: b
 
 
 _STORED_AFTER = "EXISTS(SELECT 1 FROM memories WHERE rowid > ?)"
+
+
+def highest_mentioned(store: "Store") -> int:
+    """The highest rowid with an entity mention (0 for none): one seek of ``memory_entities``' key.
+
+    The bulk import's finishing pass asks it once a batch, for ``arrival``'s second answer. What the
+    correction check looks a memory up against is its neighbours and full-text hits below its rowid,
+    and the memories sharing its entities; a pending memory has no mentions until the pass links it, so
+    for the pass "a memory above it" that the check can meet is one with mentions above it. With none
+    (a bulk import's later rows, all pending), the check decides as eager intake did with no row above:
+    it reads only close neighbours when the memory is the newest and reads as no correction."""
+    return int(store.conn.execute("SELECT MAX(memory_rowid) FROM memory_entities").fetchone()[0] or 0)
 
 
 class Arrivals:
