@@ -84,7 +84,8 @@ def test_corrections_decide_alike_with_and_without_their_prefilter(monkeypatch: 
                 if (reading := corrections.read(newer, kind)) is not None]
 
     def decisions() -> list[str | None]:
-        return [corrections.corrects(reading, older, neighbour=near) for reading, older in readings for near in (True, False)]
+        return [corrections.corrects(reading, older, neighbour=near)
+                for reading, older in readings for near in (True, False)]
 
     with_prefilter = decisions()
     monkeypatch.setattr(corrections, "PREFILTER", False)

@@ -75,7 +75,8 @@ _TOKEN = re.compile(r"`[^`]+`|\$?[A-Za-z0-9][\w./:@#+%$&-]*[\w%+#]|\$?[A-Za-z0-9
 _NUMBER = re.compile(r"\$?(\d+(?:\.\d+)*)(k)?$")
 _GLUED = re.compile(r"(\$?\d+(?:\.\d+)?)([a-z%]+)$")
 _IDENT = re.compile(r"[_./:@]")  # a path, host, env var, dotted name ("month-end" is a word)
-_DIGIT, _VARIABLE, _DOTTED = re.compile(r"\d"), re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"), re.compile(r"[a-z]\.[a-z]", re.I)
+_DIGIT, _DOTTED = re.compile(r"\d"), re.compile(r"[a-z]\.[a-z]", re.IGNORECASE)
+_VARIABLE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _DECIMAL, _LETTERS = re.compile(r"\d+(?:\.\d+)?"), re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
@@ -126,19 +127,25 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
 
 
 _Side = tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]]  # a clause, its text's clauses and words
+_Found = tuple[list[Word], list[Word], tuple[Word, Word]]  # ``_candidate``'s: the words left each side, the swap
 
 
 @lru_cache(maxsize=256)  # both passes of ``replaced`` and ``_loosened`` ask it of one pair in turn
-def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, tuple[list[Word], list[Word], tuple[Word, Word]]], ...]:
+def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, _Found], ...]:
     """``(newer's side, older's side, the swap found)`` of each clause pair, in order, that holds a swap
     candidate (``_candidate``) standing where ``_placed`` wants it; every other clause pair's swap is None
-    whatever tells the words."""
+    whatever tells the words. A switch read here (``CASED_TOOLS``, ``PREFACE``, ``SIBLINGS``) flipped in
+    process wants ``mem.runtime.clear_reader_caches`` first, as every cached reading here does."""
     new_clauses, old_clauses = _claim_clauses(newer, older), _clauses(older)
     new_all, old_all = [w for c in new_clauses for w in c], [w for c in old_clauses for w in c]
+    free = _free(new_all, old_all)
+    if not all(free):
+        return ()  # no value of one side is left unnamed by the other: no clause pair holds a swap
+    keys = {w.key for w in old_all}, {w.key for w in new_all}
     owned_up = bool(OWNED_UP.search(newer))
     return tuple(((n, new_clauses, new_all), (o, old_clauses, old_all), found)
                  for n in new_clauses for o in old_clauses
-                 if (found := _candidate(n, o, new_all, old_all)) is not None and _placed(*found, owned_up))
+                 if (found := _candidate(n, o, free, keys)) is not None and _placed(*found, owned_up))
 
 
 def _claim_clauses(newer: str, older: str) -> tuple[tuple[Word, ...], ...]:
@@ -180,7 +187,8 @@ def _loosened(newer: str, older: str) -> bool:
     a decision (else every clause pair's verdict is the spelling's, None)."""
     if _blocked(newer) or _blocked(older) or _denies(newer, older):
         return False  # the denial is read by spelling alone: what the first pass decided
-    return any(_told(found[2], newer, new, old) is not None for new, old, found in _placed_swaps(newer, older))
+    return any(_told(found[2], newer, new, old) is not None
+               for new, old, found in _placed_swaps(newer, older))
 
 
 def _elsewhere(clause: tuple[Word, ...], clauses: tuple[tuple[Word, ...], ...], other: list[Word]) -> bool:
@@ -298,6 +306,7 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
     return None
 
 
+@lru_cache(maxsize=1 << 14)  # a store's words recur
 def _typed(token: str, lower: str, at_start: bool) -> Word:
     if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
         return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
@@ -436,18 +445,26 @@ def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word],
     return not (SIBLINGS and not owned_up and _siblings(swap, old_left, new_left, new_own, newer))
 
 
-def _candidate(new: tuple[Word, ...], old: tuple[Word, ...], new_all: list[Word],
-               old_all: list[Word]) -> tuple[list[Word], list[Word], tuple[Word, Word]] | None:
+def _free(new_all: list[Word], old_all: list[Word]) -> tuple[set[int], set[int]]:
+    """The values (by ``id``) each text names that the other does not: the ends a swap may have, the newer's
+    without its change words ("now", "bumped") and the older's without the generic ones ("version")."""
+    new_free = {id(w) for w in new_all if w.type and w.surface.lower() not in _CHANGE_WORDS
+                and w.key not in _CHANGE_STEMS and not _matched(w, old_all)}
+    old_free = {id(w) for w in old_all if w.type and w.key not in GENERIC and not _matched(w, new_all)}
+    return new_free, old_free
+
+
+def _candidate(new: tuple[Word, ...], old: tuple[Word, ...], free: tuple[set[int], set[int]],
+               keys: tuple[set[str], set[str]]) -> _Found | None:
     """``(new words left, old words left, (old value, new value))``: the first value of ``old`` the newer
-    does not name with one of ``new``'s, of a type one setting may take, that the older does not name;
-    the words left are the clauses' without the change words (new) and the generic ones (old). None
-    without such a pair."""
+    does not name with one of ``new``'s, of a type one setting may take, that the older does not name
+    (``free``: ``_free``; ``keys``: the older's and the newer's word keys); the words left are the clauses'
+    without the change words (new) and the generic ones (old). None without such a pair."""
     new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
     old_left = [w for w in old if w.key not in GENERIC]
-    old_keys, new_keys = {w.key for w in old_all}, {w.key for w in new_all}
-    swap = next(((o, n) for o in old_left if o.type and not _matched(o, new_all)
-                 for n in new_left if n.type and not _matched(n, old_all)
-                 and _comparable(o, n, old_keys, new_keys)), None)
+    (new_free, old_free), (old_keys, new_keys) = free, keys
+    swap = next(((o, n) for o in old_left if id(o) in old_free
+                 for n in new_left if id(n) in new_free and _comparable(o, n, old_keys, new_keys)), None)
     return None if swap is None else (new_left, old_left, swap)
 
 

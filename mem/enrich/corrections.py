@@ -142,6 +142,7 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+@lru_cache(maxsize=1 << 16)  # a store's words recur
 def _fold(token: str) -> str:
     """``token`` stemmed, irregular past forms folded, and the consonant an inflection doubled undone:
     "capped" and "cap", "planning" and "plan" are one word ("ll", "ss", "zz" stay: "installed")."""

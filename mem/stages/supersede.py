@@ -248,11 +248,12 @@ def _counterparts(ctx: "Context", mine: tuple[int, "Memory", "Mapping[int, tuple
     embedder = ctx.embedder
     if not COUNTERPARTS or not hasattr(embedder, "offsets"):
         return None
-    from mem.score import tokens as states
     from mem.score.counterparts import Counterparts
-    from mem.store import token_states
 
     def rows() -> tuple[Any, Any]:
+        from mem.score import tokens as states
+        from mem.store import token_states
+
         form = states.token_form()
         (rowid, memory, pending), (other_rowid, other) = mine, theirs
         stored = {r: blob[1] for r in (rowid, other_rowid) if (blob := (pending or {}).get(r)) and blob[0] == form}
