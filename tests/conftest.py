@@ -313,3 +313,12 @@ def search_records(query: str, *args: str) -> list[dict[str, Any]]:
     result = run_mem("search", query, *args)
     assert result.code == 0, result.stderr
     return result.records
+
+
+def added_then_asked(older: str, newer: str, question: str, env: dict[str, str] | None = None
+                     ) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """``older`` added, a day later ``newer``, then ``question`` asked the day after: the two records as
+    added and the search hits, for tests of which of two memories search puts first and why."""
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", env=env).records[0]
+    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    return first, second, run_mem("search", question, "--now", "2026-05-03T00:00:00Z", env=env).records

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from mem.enrich.corrections import words_named
-from tests.conftest import clear_reader_caches, jsonl, run_mem
+from tests.conftest import added_then_asked, clear_reader_caches, jsonl, run_mem
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -74,11 +74,9 @@ NEWER_ALARM = ("low_voltage alarm threshold: 11500 mV. Lead-acid blocks rest aro
 
 def test_search_ranks_the_newer_of_two_close_neighbours_whose_values_differ_in_unit() -> None:
     # no change word, so intake leaves both; search puts the newer first and says why
-    older = run_mem("add", OLDER_ALARM, "--now", "2026-05-01T09:00:00Z", env=MINILM).records[0]
-    newer = run_mem("add", NEWER_ALARM, "--now", "2026-05-02T09:00:00Z", env=MINILM).records[0]
+    older, newer, hits = added_then_asked(OLDER_ALARM, NEWER_ALARM, "when do operators get a low-voltage alarm on the panel",
+                                          env=MINILM)
     assert "supersedes" not in newer
-    hits = run_mem("search", "when do operators get a low-voltage alarm on the panel", "--now", "2026-05-03T00:00:00Z",
-                   env=MINILM).records
     assert [h["id"] for h in hits][:2] == [newer["id"], older["id"]]
     assert hits[0]["why"]["current"]["over"] == older["id"] and "11500 mv" in hits[0]["why"]["current"]["reason"]
 

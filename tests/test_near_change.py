@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_mem
+from tests.conftest import added_then_asked
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -18,11 +18,8 @@ NEWER_CHAT = ("Intercom is gone from the site; conversations go to our self-host
 def test_search_ranks_a_close_neighbour_that_names_the_old_value_as_gone_above_it() -> None:
     # intake sees the change but too few shared words to supersede it or open a contradicts edge (cosine .62);
     # search puts the newer first and says why
-    older = run_mem("add", OLDER_CHAT, "--now", "2026-05-01T09:00:00Z", env=MINILM).records[0]
-    newer = run_mem("add", NEWER_CHAT, "--now", "2026-05-02T09:00:00Z", env=MINILM).records[0]
+    older, newer, hits = added_then_asked(OLDER_CHAT, NEWER_CHAT, "what do we use for support chat", env=MINILM)
     assert "supersedes" not in newer
-    hits = run_mem("search", "what do we use for support chat", "--now", "2026-05-03T00:00:00Z",
-                   env=MINILM).records
     assert [h["id"] for h in hits][:2] == [newer["id"], older["id"]]
     assert hits[0]["why"]["current"]["over"] == older["id"] and "intercom" in hits[0]["why"]["current"]["reason"]
 
