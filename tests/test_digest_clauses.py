@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import jsonl, run_mem
+from tests.conftest import clear_reader_caches, jsonl, run_mem
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 OLDER = "Application logs are shipped to Loki and kept for 14 days."
@@ -20,13 +20,13 @@ def test_a_change_in_a_digest_supersedes_what_it_changes_whatever_plan_sits_besi
     from mem.enrich import corrections
 
     monkeypatch.setattr(corrections, "LISTED", listed)
-    corrections.read.cache_clear()
+    clear_reader_caches()
     try:
         done = run_mem("import", "-", "--now", "2026-05-03T00:00:00Z", env=MINILM, input=jsonl(
             {"text": OLDER, "created_at": "2026-05-01T09:00:00Z"},
             {"text": DIGEST, "created_at": "2026-05-02T09:00:00Z"}))
     finally:
-        corrections.read.cache_clear()
+        clear_reader_caches()
     assert done.code == 0, done.stderr
     old, new = done.records
     superseded = {r["id"]: r for r in run_mem("export").records}[old["id"]].get("superseded_by")
@@ -38,3 +38,22 @@ def test_a_plan_of_few_clauses_still_blanks_its_sentence() -> None:
     from mem.enrich.corrections import read
 
     assert read("Considering scheduled scaling for the ETA model, for now it stays at 4 replicas minimum.") is None
+
+
+def _superseded(older: str, newer: str) -> bool:
+    done = run_mem("import", "-", "--now", "2026-05-03T00:00:00Z", env=MINILM, input=jsonl(
+        {"text": older, "created_at": "2026-05-01T09:00:00Z"}, {"text": newer, "created_at": "2026-05-02T09:00:00Z"}))
+    assert done.code == 0, done.stderr
+    old, new = done.records
+    return {r["id"]: r for r in run_mem("export").records}[old["id"]].get("superseded_by") == new["id"]
+
+
+def test_a_plan_leading_a_list_holds_over_every_item() -> None:
+    # the lead before the colon is a plan: no item of its list tells what holds now
+    assert not _superseded(OLDER, "Plan for next quarter: the Grafana upgrade, a quieter pager rota, and Loki "
+                                  "keeping our logs for 30 days on the bigger bucket.")
+
+
+def test_a_period_spelled_as_a_word_replaces_one_in_minutes() -> None:
+    assert _superseded("Metrics are scraped from the edge nodes every 10 minutes.",
+                       "Metrics are scraped from the edge nodes every hour now.")
