@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -288,7 +289,7 @@ def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ..
     ``plain``: numbers without a unit too.
 
     >>> _placed("Raised the MQTT keepalive from 60 to 120 seconds.")[(60.0, 's')]
-    (('mqtt', 'keepalive', ''), 30)
+    (('mqtt', 'keepalive', ''), 31)
     >>> _settings("Done. API tests are now `just test`; the export runs at 3:00 on Kotlin 2.0.", plain=True)
     {('just test', '`'): ('api', 'test', ''), ('03:00', 'clock'): ('export', ''), ('2.0', 'v kotlin'): ('export', '', 'kotlin')}
     """
@@ -406,13 +407,18 @@ def _show(setting: Setting) -> str:
 _PARTS = re.compile(r"[-./_]+")
 
 
+def _parts_of(tokens: Iterable[str]) -> list[str]:
+    """Each token's parts, in order ("per-organization", "celery/rabbitmq": the words a compound is made of)."""
+    return [p for t in tokens for p in _PARTS.split(t) if p]
+
+
 @lru_cache(maxsize=4096)  # read of each older text by corrects, related and _rivals alike
 def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]:
     """Content words, numbers, and content words with the parts of compound ones ("per-organization",
     "celery/rabbitmq", "brightbill.dev") that an old value may name on its own."""
     tokens = words(_numerals(text))
     terms = _content(tokens)
-    parts = _content([p for t in tokens for p in _PARTS.split(t) if p])
+    parts = _content(_parts_of(tokens))
     return terms, frozenset(float(n) for n, _ in _NUM_UNIT.findall(" ".join(tokens))), terms | parts
 
 
@@ -606,7 +612,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
             their_slot = frozenset(_slot(their_before))
             if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
                     or quantity(other)[1] == quantity(mine)[1] \
-                    or sum(1 for w in slot if _present(w, their_slot | _content([p for t in their_slot for p in _PARTS.split(t)]))) < need:
+                    or sum(1 for w in slot if _present(w, their_slot | _content(_parts_of(their_slot)))) < need:
                 continue
             # the same said but for the values and, after them, a word each of its own ("6 pods in *prod*" / "2 pods
             # in *staging*"): two rows of one table
@@ -624,7 +630,7 @@ def _own_after(text: str, setting: Setting, plain: bool, other_text: str) -> boo
     start = _placed(text, plain)[setting][1]
     lowered = _numerals(text).lower()
     end = _CLAUSE_END.search(lowered, start + 1)
-    head, tail = (_content([p for t in span for p in _PARTS.split(t) if p not in UNITS and _fold(p) != _fold(setting[1])])
+    head, tail = (_content([p for p in _parts_of(span) if p not in UNITS and _fold(p) != _fold(setting[1])])
                   - _facts(other_text)[2] for span in (words(lowered[:start]), words(lowered[start:end.start() if end else None])[1:]))
     return bool(tail) and not head
 
@@ -672,7 +678,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     # handed it over to Hanna")
     own = read(older_text)
     rejected = [v for v in own.old] if own else []
-    old_parts = {p for v in reading.old for t in v.terms for p in _PARTS.split(t)}
+    old_parts = set(_parts_of(t for v in reading.old for t in v.terms))
     if reading.new and all(v.stated_in(parts, numbers) and not v.terms <= old_parts
                            and not any(v.terms and v.terms <= r.terms for r in rejected) for v in reading.new):
         return None
@@ -705,7 +711,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
 
 def _spelled_out(text: str) -> str:
     """``text``'s words with compound ones in parts, space-joined: where ``Value.stated_in`` looks for a phrase."""
-    return " ".join(p for t in words(text) for p in _PARTS.split(t) if p)
+    return " ".join(_parts_of(words(text)))
 
 
 def names_old(reading: Reading, older_text: str) -> str | None:
