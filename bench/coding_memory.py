@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Eleven datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|j|k|both|all``, default ``a``; ``both`` is a
+Twelve datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|j|k|l|both|all``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -98,6 +98,21 @@ and b; ``--data``/``--queries`` name any other pair):
   depot, rail gate and barge terminal, pharma reefers, the Android side of the app, a secondary rotation,
   temporary exceptions, stand-ins and freezes, "also reviews", a load-test figure, history) plus two
   restatements in other units (300 a minute as "about five a second", 72 hours as "three days").
+* ``l``: Shelfmark, the digital services team of a public library consortium, Ashdown Valley Libraries (a Rails
+  catalogue site with Hotwire and Sidekiq, a Java/Quarkus circulation API, Solr, a Go SIP2 gateway for the
+  self-check kiosks, a nightly MARC import from a union catalogue, BorrowBox e-lending, AKS on Azure):
+  ``bench/coding_memory_l.jsonl``, 186 memories over 16 sessions (Jan-Aug 2032), 212 queries, 94 about
+  superseded facts (64 labeled corrections), written blind (without reading the rule code, the other sets'
+  queries or the contradiction pairs) and committed before any run against it; held out. Corrections naming
+  only the new value, in other units or words (8 GB as -Xmx12g, 60000 ms as "every 15 seconds", 7 days as "a
+  month", 10 a second as 1,200 a minute, 0.1 as 25%, 80% as 0.85, 3 years as 24 months), the setting named
+  differently in old and new, corrections inside meeting, sprint and tech-debt notes, handovers told by a third
+  party or the old owner and a hand-back, removals, renames, chains of three and four (01:30 -> 23:00 -> 02:00
+  -> a file picked up at 01:15; 3 -> 5 -> 4 -> 3 bigger nodes), and nine old wiki notes imported late (six
+  corrected before they arrive, two after, one never); and 32 look-alikes that must not supersede (plans, a
+  proposal, open questions, "trialled X, stayed on Y", staging, dev, sandbox and load-test values, a sibling
+  branch, deployment, repo, queue and client, temporary exceptions, stand-ins and freezes, "also reviews")
+  plus three restatements in other units ("three weeks", "four weeks", 10 a second as "about 600 a minute").
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -148,8 +163,9 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "h": (ROOT / "bench" / "coding_memory_h.jsonl", ROOT / "bench" / "coding_memory_h_queries.jsonl"),
         "i": (ROOT / "bench" / "coding_memory_i.jsonl", ROOT / "bench" / "coding_memory_i_queries.jsonl"),
         "j": (ROOT / "bench" / "coding_memory_j.jsonl", ROOT / "bench" / "coding_memory_j_queries.jsonl"),
-        "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k")}
+        "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl"),
+        "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl")}
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"

@@ -65,7 +65,8 @@ def _in_unit(value: float) -> bool:
                                                                                      ("h", 130, 90, 20),
                                                                                      ("i", 140, 120, 30),
                                                                                      ("j", 150, 150, 45),
-                                                                                     ("k", 150, 170, 50)])
+                                                                                     ("k", 150, 170, 50),
+                                                                                     ("l", 150, 170, 50)])
 def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
                                               min_superseded: int) -> None:
     data, query_path = coding.SETS[which]
