@@ -105,11 +105,15 @@ CONFLICT_TYPES = {"update": True, "correction": True, "negation": True, "compati
 # heldout2 was written blind (without reading the rules or the other later sets) to replace the
 # held-out set once that one has been measured too often to stay unseen. heldout3 was written blind the
 # same way, with more updates without a cue word and corrections buried in long session summaries.
+# heldout4 was written blind too (without reading the intake's rules or the other sets' contents), varying
+# structure rather than cue words: settings named differently on each side, values in other units or in
+# words, news inside longer messages; its non-conflicts are siblings, plans, questions, history and restatements.
 LATER_CONTRADICTION_SETS = [
     ("contradictions_heldout.jsonl", 170, 100, 60),
     ("contradictions_study.jsonl", 190, 110, 70),
     ("contradictions_heldout2.jsonl", 220, 130, 85),
     ("contradictions_heldout3.jsonl", 340, 200, 140),
+    ("contradictions_heldout4.jsonl", 300, 180, 120),  # written blind
 ]
 
 
