@@ -347,3 +347,17 @@ def test_a_varied_switch_is_not_hidden_by_cached_readings() -> None:
     with benchlib.patched({"patch": {("mem.enrich.aligned", "SIBLINGS"): False}}):
         assert aligned.replaced(newer, older) == "Northwind -> Contoso"
     assert aligned.replaced(newer, older) is None
+
+
+def test_current_whatif_scores_the_real_order_as_coding_memory_does(coding: ModuleType) -> None:
+    """bench/current_whatif.py keeps each query's real page: scored unchanged, it gives the coding bench's
+    own figures, so its policies' rows are changes against the real search (set c, hash embedder)."""
+    whatif = _bench_module("current_whatif")
+    data, queries = coding.SETS["c"]
+    logged = whatif.pages("c", "hash")
+    real = coding.evaluate(coding.read_jsonl(data), coding.read_jsonl(queries), {"full": {}}, "hash")
+    row = real["results"]["full"]["all"]
+    assert whatif.score(logged, None) == (pytest.approx(row["R@1"]), row.get("above", 0))
+    page = logged[0]
+    newest_last = whatif.reordered(page["hits"], [(len(page["hits"]) - 1, 0)])
+    assert newest_last[0] is page["hits"][-1] and newest_last[1] is page["hits"][0]
