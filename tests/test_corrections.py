@@ -506,6 +506,11 @@ UNREALISED = {
              "Statement PDFs are generated at 04:00 now instead of 02:00."),
     "postponed": ("Android minSdk is 26 (Android 8.0).", "The Android minSdk bump to 28 is postponed to next year.",
                   "Bumped the Android minSdk from 26 to 28."),
+    # a plan leading a bare instruction after a colon: the lead governs it (read as "upgrade prod
+    # Postgres to 16" alone, it was the claim "prod postgres is 16")
+    "plan lead": ("Postgres in prod is version 14.",
+                  "Plan: upgrade prod Postgres to 16 during the May maintenance window.",
+                  "Prod Postgres is on version 16 since the May maintenance window."),
     "considered": ("Feature flags are in LaunchDarkly; flag keys are kebab-case.",
                    "We considered replacing LaunchDarkly with Unleash to save money but are staying.",
                    "We replaced LaunchDarkly with Unleash for the feature flags to save money."),

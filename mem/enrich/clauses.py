@@ -269,6 +269,12 @@ def _sentences(text: str) -> list[str]:
     return [part for sentence in out for part in _after_lead(sentence)]
 
 
+# The plans and hedges of ``_HYPOTHETICAL`` that can lead a statement after a colon; not what was tried
+# or evaluated ("Tried Bun for a week: we stay on Node" states what holds).
+_PLANNED_LEAD = LazyRe(
+    r"\b(?:plan|plans|planning|planned|proposal|proposed|propose|todo|tbd|roadmap|maybe|perhaps|might|could|"
+    r"would|want to|wants to|hope|hoping|eventually|someday|in the future|next (?:week|month|quarter|year|"
+    r"sprint|release|version))\b")
 _LEAD_COLON = LazyRe(r"^\s*(?P<lead>[^:]{1,60}?):\s+(?P<rest>\S.*)$", re.DOTALL)
 
 
@@ -282,6 +288,10 @@ def _after_lead(sentence: str) -> list[str]:
         return [sentence]
     if _LEAD.match(sentence.lstrip().lower()):
         return [sentence]  # a label the clause parser strips itself ("Note: ..."), surface kept whole
+    if _PLANNED_LEAD.search(m["lead"].lower()):
+        # a lead that is a plan or a hedge governs what it introduces: "Plan: upgrade prod Postgres to
+        # 16" states no version of prod Postgres, any more than "We plan to upgrade ..." does
+        return [m["lead"]]
     return [m["lead"], m["rest"]]
 
 
