@@ -17,6 +17,9 @@ Policies, each swept over its threshold:
 * ``recency``: every pair of close neighbours (cosine >= t), the newer first; ``recency-asked``: the
   same unless the question names a word of the older that the newer lacks.
 * ``cover``: the older names at least n of the question's words and the newer names all of them.
+* ``learned``: the same model fitted instead on real page pairs of the other sets (leave one set out),
+  labelled by the datasets' ``meta.supersedes`` (followed through chains): negatives from real
+  neighbourhoods, and only the corrections intake missed, since a superseded memory leaves the page.
 * ``pairs``: a logistic model of "the newer replaces the older" over structural pair features (cosine,
   best sentence-pair cosine, intake's own verdict, numbers and names each side lacks, word overlap,
   length ratio, a change marker, a correction reading), trained on the four studied labelled pair sets
@@ -190,6 +193,60 @@ def trained_pair_model(embedder: str) -> PairModel:
     return model
 
 
+def superseded_keys(which: str) -> dict[str, set[str]]:
+    """key -> every key it supersedes, through chains (``meta.supersedes``, restatements folded)."""
+    memories = read_jsonl(cm.SETS[which][0])
+    canon = cm.canonical_map(memories)
+    direct: dict[str, set[str]] = {}
+    for m in memories:
+        olds = m.get("meta", {}).get("supersedes") or []
+        direct.setdefault(canon[m["key"]], set()).update(canon[k] for k in ([olds] if isinstance(olds, str) else olds))
+    out: dict[str, set[str]] = {}
+    for key in direct:
+        todo, seen = list(direct[key]), set()
+        while todo:
+            if (k := todo.pop()) not in seen:
+                seen.add(k)
+                todo += direct.get(k, ())
+        out[key] = seen
+    return out
+
+
+def learned_rows(logged: dict[str, list[dict[str, Any]]], embedder: str,
+                 cuts: tuple[float, ...] = (0.3, 0.5, 0.7, 0.9)) -> list[tuple[str, dict[str, tuple[float, int]]]]:
+    """``(policy name, set -> (R@1, above))`` for the pair model fitted on the other sets' page pairs."""
+    import numpy as np
+
+    model = PairModel(embedder)
+    found: dict[str, tuple[Any, Any, list[tuple[int, int, int]]]] = {}
+    for which, pages_of_set in logged.items():
+        older_of = superseded_keys(which)
+        rows, labels, where = [], [], []
+        for index, page in enumerate(pages_of_set):
+            hits = page["hits"]
+            for j, i in candidate_pairs(page):
+                rows.append({"old": hits[i]["text"], "new": hits[j]["text"], "new_kind": hits[j]["kind"]})
+                labels.append(int(any(hits[i]["keys"] & older_of.get(k, set()) for k in hits[j]["keys"])))
+                where.append((index, j, i))
+        found[which] = (model.features(rows) if rows else np.zeros((0, len(PairModel.NAMES))), np.array(labels), where)
+    print("learned: positive page pairs " + ", ".join(f"{w} {int(f[1].sum())}/{len(f[1])}" for w, f in found.items()))
+    out: dict[float, dict[str, tuple[float, int]]] = {cut: {} for cut in cuts}
+    for held in logged:
+        x = np.vstack([found[w][0] for w in logged if w != held])
+        y = np.concatenate([found[w][1] for w in logged if w != held])
+        fold = PairModel(embedder).fit(x, y)
+        xh, _, where = found[held]
+        probability = fold.probability(xh) if len(xh) else []
+        for cut in cuts:
+            moves: dict[int, list[tuple[int, int]]] = {}
+            for (index, j, i), p in zip(where, probability):
+                if p >= cut:
+                    moves.setdefault(index, []).append((j, i))
+            at = {id(page): index for index, page in enumerate(logged[held])}
+            out[cut][held] = score(logged[held], lambda page: moves.get(at[id(page)], []))
+    return [(f"learned >= {cut}", out[cut]) for cut in cuts]
+
+
 def policies(wanted: list[str], model: PairModel | None) -> list[tuple[str, Any]]:
     from mem.enrich.corrections import words_named
 
@@ -240,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="a,b,c,d,e,f,g,h,i,j")
     parser.add_argument("--embedder", default="minilm")
-    parser.add_argument("--policies", default="recency,cover,pairs")
+    parser.add_argument("--policies", default="recency,cover,pairs,learned")
     args = parser.parse_args(argv)
     sets = args.sets.split(",")
     wanted = args.policies.split(",")
@@ -249,8 +306,10 @@ def main(argv: list[str] | None = None) -> int:
     base = {s: score(logged[s], None) for s in sets}
     print(f"{'policy':22} " + " ".join(f"{s:>9}" for s in sets) + "   rank-1 change  above change")
     print(f"{'real order':22} " + " ".join(f"{base[s][0]:.3f}/{base[s][1]:<3}" for s in sets))
-    for name, moves in policies(wanted, model):
-        res = {s: score(logged[s], moves) for s in sets}
+    rows = [(name, {s: score(logged[s], moves) for s in sets}) for name, moves in policies(wanted, model)]
+    if "learned" in wanted:
+        rows += learned_rows(logged, args.embedder)
+    for name, res in rows:
         gained = sum(round((res[s][0] - base[s][0]) * len(logged[s])) for s in sets)
         print(f"{name:22} " + " ".join(f"{res[s][0]:.3f}/{res[s][1]:<3}" for s in sets)
               + f"   {gained:+14d}  {sum(res[s][1] - base[s][1] for s in sets):+12d}")
