@@ -239,8 +239,8 @@ def _mention_graph(ctx: "Context", scope: str | None) -> tuple[Any, dict[int, in
 def temporal(ctx: "Context", plan: Plan) -> Ranking:
     """Memories inside the query's time windows (by similarity); for "when" questions, similar
     memories that carry an event_at."""
-    from mem.enrich.dates import format_datetime
     from mem.enrich.query_time import is_when_question
+    from mem.enrich.timestamps import format_datetime
 
     windows = time_windows(plan)
     if windows:
