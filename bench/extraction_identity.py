@@ -33,7 +33,8 @@ from benchlib import ROOT  # noqa: E402  (also puts the repo on sys.path)
 
 from mem.enrich import assertions as A  # noqa: E402
 from mem.enrich import corrections as C  # noqa: E402
-from mem.enrich.entities import canonical, extract_entities  # noqa: E402
+from mem.enrich.entities import extract_entities  # noqa: E402
+from mem.enrich.entity_keys import canonical  # noqa: E402
 
 _VARIANTS = ("{t}", "{b} now.", "Previously, {low}.", "Actually, {low}.", "{b} because it is faster.", "{b}?",
              "Correction: {low}.", "{b}, but the worker uses Celery.", "{b} as of March 2024.", "{neg_is}.",

@@ -58,7 +58,8 @@ def query_entities(ctx: "Context", plan: Plan) -> dict[str, tuple[int, int]]:
     canonical form of each content word and word pair (so "postgres" or "connection pool" count too)."""
     if "entities" in plan.memo:
         return plan.memo["entities"]
-    from mem.enrich.entities import canonical, extract_entities
+    from mem.enrich.entities import extract_entities
+    from mem.enrich.entity_keys import canonical
     text = plan.query.text
     keys = [e.key for e in extract_entities(text)]
     terms = content_terms(text)[:32]
