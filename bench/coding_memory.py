@@ -178,7 +178,7 @@ def check_dataset(memories: list[dict[str, Any]], queries: list[dict[str, Any]])
     ...               [{"query": "q", "gold": ["m2"], "type": "direct", "asked_at": "2026-02-01T00:00:00Z"}])
     ["query 1: gold key 'm2' is not in the dataset"]
     """
-    from mem.enrich.dates import parse_datetime
+    from mem.enrich.timestamps import parse_datetime
     from mem.vocab import KINDS
 
     problems: list[str] = []
@@ -317,7 +317,7 @@ class Project:
 
     def ingest_until(self, when: str | None) -> None:
         """Add every pending memory created at or before ``when`` (None: all), one session at a time."""
-        from mem.enrich.dates import parse_datetime
+        from mem.enrich.timestamps import parse_datetime
         from mem.stages import add
 
         limit = parse_datetime(when) if when else None

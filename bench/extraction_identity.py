@@ -1,4 +1,4 @@
-"""Identity check for refactors of the zero-LLM extraction (``mem.enrich.assertions`` and ``corrections``).
+"""Identity check for refactors of the zero-LLM extraction (``mem.enrich.assertions``, ``corrections``, ``entities``).
 
 Usage::
 
@@ -13,7 +13,9 @@ shape of the pattern table) each in 15 variants (negated, past, "now", a reason,
 a question, ...). Pairs: the labeled contradiction pairs, consecutive memories of each set, 20,000
 random pairs, probe pairs, and texts whose assertions share a slot, each as a fact and as a correction.
 Outputs: every assertion with its slot key, ``supersedes`` on each pair, ``conflicts`` on 100,000
-random assertion pairs, and the correction reading of each text and ``corrects`` on each pair.
+random assertion pairs, the correction reading of each text and ``corrects`` on each pair, and the
+entities of each text with the ``canonical`` key of the text and of each of its words (query words
+meet entity keys there). ``--check`` of a snapshot saved before an output existed skips that output.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from benchlib import ROOT  # noqa: E402  (also puts the repo on sys.path)
 
 from mem.enrich import assertions as A  # noqa: E402
 from mem.enrich import corrections as C  # noqa: E402
+from mem.enrich.entities import extract_entities  # noqa: E402
+from mem.enrich.entity_keys import canonical  # noqa: E402
 
 _VARIANTS = ("{t}", "{b} now.", "Previously, {low}.", "Actually, {low}.", "{b} because it is faster.", "{b}?",
              "Correction: {low}.", "{b}, but the worker uses Celery.", "{b} as of March 2024.", "{neg_is}.",
@@ -116,6 +120,8 @@ def outputs(texts: list[str], pairs: list[list[str]]) -> dict[str, list]:
         "conflicts": [A.conflicts(rng.choice(claims), rng.choice(claims)) for _ in range(100000)] if claims else [],
         "readings": [_plain(readings[t]) for t in texts],
         "corrects": [C.corrects(readings[n], o) if readings[n] else None for n, o, _ in pairs],
+        "entities": [[[e.key, e.surface, e.type] for e in extract_entities(t)] for t in texts],
+        "keys": [[canonical(w) for w in (t, *t.split())] for t in texts],
     }
 
 
@@ -136,7 +142,10 @@ def main(argv: list[str] | None = None) -> int:
     now = json.loads(json.dumps(outputs(snapshot["texts"], snapshot["pairs"])))
     differ = 0
     for name, values in now.items():
-        inputs = snapshot["texts"] if name in ("assertions", "readings") else snapshot["pairs"]
+        if name not in snapshot:
+            print(f"{name}: not in the snapshot, not checked")
+            continue
+        inputs = snapshot["texts"] if name in ("assertions", "readings", "entities", "keys") else snapshot["pairs"]
         changed = [i for i, (a, b) in enumerate(zip(snapshot[name], values)) if a != b]
         differ += len(changed) + abs(len(snapshot[name]) - len(values))
         for i in changed[:5]:  # conflicts draw random claims: they follow any change of the assertions

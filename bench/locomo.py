@@ -77,7 +77,7 @@ class Conversation:
 
 
 def load(path: Path, limit: int | None = None) -> list[Conversation]:
-    from mem.enrich.dates import format_datetime, parse_datetime
+    from mem.enrich.timestamps import format_datetime, parse_datetime
 
     samples = json.loads(path.read_text())
     conversations = []

@@ -47,7 +47,7 @@ def config_path(env: Mapping[str, str]) -> Path:
 
 
 def parse_now(value: str) -> datetime:
-    from mem.enrich.dates import parse_datetime
+    from mem.enrich.timestamps import parse_datetime
 
     try:
         return parse_datetime(value)

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mem.enrich.dates import TimeWindow, event_at, format_datetime, parse_datetime, resolve_dates
+from mem.enrich.dates import TimeWindow, event_at, resolve_dates
 from mem.enrich.query_time import EARLIEST, LATEST, is_when_question, query_windows
+from mem.enrich.timestamps import format_datetime, parse_datetime
 
 UTC = timezone.utc
 # Monday 8 May 2023, 13:56 UTC: the LoCoMo-style "1:56 pm on 8 May, 2023".

@@ -8,7 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mem.enrich.entities import ALIASES, KNOWN, Entity, canonical, extract_entities
+from mem.enrich.entities import Entity, extract_entities
+from mem.enrich.entity_keys import ALIASES, KNOWN, canonical
+
 
 
 def found(text: str) -> dict[str, str]:
@@ -360,9 +362,11 @@ def test_speed_under_100us_per_200_chars() -> None:
 def test_docstring_examples() -> None:
     import doctest
 
-    import mem.enrich.entities as module
+    import mem.enrich.entities
+    import mem.enrich.entity_keys
 
-    assert doctest.testmod(module).failed == 0
+    for module in (mem.enrich.entities, mem.enrich.entity_keys):
+        assert doctest.testmod(module).failed == 0, module.__name__
 
 
 def test_an_upgraded_store_drops_the_label_people_older_intake_made(tmp_path) -> None:

@@ -53,7 +53,7 @@ def test_split_turns_and_sentences() -> None:
 
 
 def test_candidates_keep_durable_sentences_only() -> None:
-    from mem.enrich.dates import parse_datetime
+    from mem.enrich.timestamps import parse_datetime
 
     found = extract.candidates(CONVERSATION, parse_datetime(NOW))
     by_text = {c.text: c for c in found}

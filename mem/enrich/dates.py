@@ -25,9 +25,7 @@ from mem.enrich.calendar_spans import (NUMBERS, SEASONS, Span, at, closest_year,
                                        month_span, months_span, offset_span, part_of_day, period, season_near,
                                        season_span, shift, sub_month, sub_year, unit_of, weekday_from)
 from mem.enrich.lazy_regex import LazyRe, trie
-# parse_datetime and format_datetime are imported from here by most stages: timestamps keeps them
-from mem.enrich.timestamps import (MONTH_WORD, MONTHS, UTC, aware, clock_hour, format_datetime, parse_datetime,
-                                   parse_iso)
+from mem.enrich.timestamps import MONTH_WORD, MONTHS, UTC, aware, clock_hour, parse_datetime, parse_iso
 
 if TYPE_CHECKING:  # only for annotations
     from collections.abc import Callable
@@ -35,8 +33,6 @@ if TYPE_CHECKING:  # only for annotations
 __all__ = [
     "TimeWindow",
     "event_at",
-    "format_datetime",
-    "parse_datetime",
     "parse_time_bound",
     "resolve_dates",
 ]

@@ -14,7 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mem.enrich.entities import Entity, canonical, extract_entities
+from mem.enrich.entities import Entity, extract_entities
+from mem.enrich.entity_keys import canonical
 
 DEFAULT_MODEL = "qwen2.5:3b"
 TIMEOUT_S = 20.0

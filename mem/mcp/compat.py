@@ -205,7 +205,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     @tool(READ)
     async def list_recent(ctx: Context, hours: int = 24, limit: int = 20) -> Memories:
         """Memories created in the last `hours`, newest first."""
-        from mem.enrich.dates import format_datetime
+        from mem.enrich.timestamps import format_datetime
 
         if hours < 1 or not 1 <= limit <= 1000:
             raise tool_error("hours must be >= 1 and limit 1-1000")

@@ -88,7 +88,7 @@ def _fail(line: int | None, message: str) -> BadInput:
 
 
 def _as_time(value: Any, name: str, line: int | None) -> str | None:
-    from mem.enrich.dates import format_datetime, parse_datetime
+    from mem.enrich.timestamps import format_datetime, parse_datetime
 
     if value is None:
         return None
@@ -165,8 +165,9 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
 
 
 def _enrich(draft: Draft, ctx: "Context") -> None:
-    from mem.enrich.dates import event_at, format_datetime, parse_datetime
+    from mem.enrich.dates import event_at
     from mem.enrich.structure import structure_of
+    from mem.enrich.timestamps import format_datetime, parse_datetime
 
     memory = draft.memory
     if not draft.explicit_kind:
@@ -592,7 +593,7 @@ def nearest_live(ctx: "Context", found: list[tuple[int, float]]) -> tuple[Memory
 @lru_cache(maxsize=1024)
 def _unix_ms(iso: str) -> int:
     """Milliseconds since the epoch of a stored time (cached: a batch's memories mostly share one)."""
-    from mem.enrich.dates import parse_datetime
+    from mem.enrich.timestamps import parse_datetime
 
     return int(parse_datetime(iso).timestamp() * 1000)
 
@@ -603,7 +604,8 @@ def parse_time_option(value: Any, name: str, now: "datetime | None" = None, *, u
     ``mem.enrich.dates.parse_time_bound``. ``upper``: the end of a named span (for ``--until``)."""
     from datetime import datetime, timezone
 
-    from mem.enrich.dates import format_datetime, parse_time_bound
+    from mem.enrich.dates import parse_time_bound
+    from mem.enrich.timestamps import format_datetime
 
     if value is None or value == "":
         return None

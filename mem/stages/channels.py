@@ -58,7 +58,8 @@ def query_entities(ctx: "Context", plan: Plan) -> dict[str, tuple[int, int]]:
     canonical form of each content word and word pair (so "postgres" or "connection pool" count too)."""
     if "entities" in plan.memo:
         return plan.memo["entities"]
-    from mem.enrich.entities import canonical, extract_entities
+    from mem.enrich.entities import extract_entities
+    from mem.enrich.entity_keys import canonical
     text = plan.query.text
     keys = [e.key for e in extract_entities(text)]
     terms = content_terms(text)[:32]
@@ -239,8 +240,8 @@ def _mention_graph(ctx: "Context", scope: str | None) -> tuple[Any, dict[int, in
 def temporal(ctx: "Context", plan: Plan) -> Ranking:
     """Memories inside the query's time windows (by similarity); for "when" questions, similar
     memories that carry an event_at."""
-    from mem.enrich.dates import format_datetime
     from mem.enrich.query_time import is_when_question
+    from mem.enrich.timestamps import format_datetime
 
     windows = time_windows(plan)
     if windows:

@@ -308,7 +308,7 @@ def _counted(records: list[dict[str, Any]], stats: dict[str, Any]) -> list[dict[
 
 
 def _iso(ctx: "Context", *, days: float) -> str:
-    from mem.enrich.dates import format_datetime
+    from mem.enrich.timestamps import format_datetime
 
     return format_datetime(ctx.now() + timedelta(days=days))
 

@@ -65,7 +65,7 @@ class Context:
         return self.settings.now()
 
     def now_iso(self) -> str:
-        from mem.enrich.dates import format_datetime
+        from mem.enrich.timestamps import format_datetime
 
         return format_datetime(self.settings.now())
 

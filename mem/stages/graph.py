@@ -177,7 +177,7 @@ def entities(ctx: "Context", *, top: int = 50, scope: str | None = None) -> list
 
 def find_entity(ctx: "Context", name: str) -> dict[str, Any]:
     """An entity by any spelling (canonical key, or an alias); NotFound names it."""
-    from mem.enrich.entities import canonical
+    from mem.enrich.entity_keys import canonical
 
     if not isinstance(name, str) or not name.strip():
         raise BadInput("entity name is empty")

@@ -32,7 +32,7 @@ def policy_of(ctx: "Context") -> Policy:
 
 
 def _days(later: datetime, earlier_iso: str | None) -> float:
-    from mem.enrich.dates import parse_datetime
+    from mem.enrich.timestamps import parse_datetime
 
     if not earlier_iso:
         return 0.0
@@ -54,7 +54,7 @@ class Relevance:
 
     def __init__(self, ctx: "Context", now: datetime) -> None:
         self.ctx = ctx
-        from mem.enrich.dates import format_datetime
+        from mem.enrich.timestamps import format_datetime
 
         self.since = format_datetime(now - timedelta(days=CONTEXT_DAYS))
         self._centroids: dict[str, Any] = {}

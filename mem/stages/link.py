@@ -338,7 +338,7 @@ def _by_entities(pool: list[tuple[float, int, str, str]]) -> "list[_Candidate]":
 
 def _causal_pool(ctx: "Context", rowid: int, memory: "Memory", entity_ids: list[int]) -> list[tuple[float, int, str, str]]:
     """``(entity score, rowid, id, text)`` of the recent memories of the scope a causal link may reach."""
-    from mem.enrich.dates import parse_datetime
+    from mem.enrich.timestamps import parse_datetime
 
     store = ctx.store
     fans = sql.entity_fans(store, entity_ids) if entity_ids else {}

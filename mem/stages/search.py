@@ -358,7 +358,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         vectors = {memories[rowid].id: row for rowid, row in zip(found, matrix)}
         hits = newer_first(hits, current_pairs(hits, query.text, vectors), key="current")
     if query.bump and top:
-        from mem.enrich.dates import format_datetime
+        from mem.enrich.timestamps import format_datetime
 
         ctx.store.bump_access([rowid for _, rowid, _ in top], format_datetime(plan.now))
     return hits

@@ -121,7 +121,7 @@ def scope_conflicts(ctx: "Context", scope: str | None, ids: Sequence[str] | None
 def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None = None,
         older_than_days: float = 30.0) -> Iterator[dict[str, Any]]:
     """Yield one ``finding`` per problem, then a ``summary``; ``ids`` limits the check to those memories."""
-    from mem.enrich.dates import format_datetime, parse_datetime
+    from mem.enrich.timestamps import format_datetime, parse_datetime
     from mem.store import lifecycle as sql
 
     store = ctx.store
