@@ -119,7 +119,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
             if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
                 return "denied"
         return None
-    owned_up = bool(OWNED_UP.search(newer))
+    owned_up = _owned_up(newer)
     for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
         if _shares(*found, alike, owned_up, newer):
             return _told(found[2], newer, new, old)
@@ -142,7 +142,7 @@ def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, _Found], 
     if not all(free):
         return ()  # no value of one side is left unnamed by the other: no clause pair holds a swap
     keys = {w.key for w in old_all}, {w.key for w in new_all}
-    owned_up = bool(OWNED_UP.search(newer))
+    owned_up = _owned_up(newer)
     return tuple(((n, new_clauses, new_all), (o, old_clauses, old_all), found)
                  for n in new_clauses for o in old_clauses
                  if (found := _candidate(n, o, free, keys)) is not None and _placed(*found, owned_up))
@@ -157,6 +157,12 @@ def _claim_clauses(newer: str, older: str) -> tuple[tuple[Word, ...], ...]:
         if not any(_matched(w, old_all) for c in _clauses(preface) for w in c):
             return _clauses(rest)
     return _clauses(newer)
+
+
+@lru_cache(maxsize=8192)
+def _owned_up(text: str) -> bool:
+    """Whether ``text`` says it corrects what was said (``OWNED_UP``): read once a text, not once a pair."""
+    return bool(OWNED_UP.search(text))
 
 
 @lru_cache(maxsize=8192)
