@@ -610,8 +610,16 @@ SAME, NARROWER, OTHER = "same", "narrower", "other"
 
 def _present(word: str, text_words: frozenset[str]) -> bool:
     """``word`` is in the text, or every part of a compound one is ("booking-api" in "the booking API")."""
-    parts = _content(_PARTS.split(word)) if _PARTS.search(word) else frozenset()
-    return word in text_words or bool(parts) and parts <= text_words
+    if word in text_words:
+        return True
+    parts = _compound(word)
+    return bool(parts) and parts <= text_words
+
+
+@lru_cache(maxsize=1 << 14)  # a store's words recur
+def _compound(word: str) -> frozenset[str]:
+    """The content words a compound word is made of ("booking-api": booking, api), none for a plain word."""
+    return _content(_PARTS.split(word)) if _PARTS.search(word) else frozenset()
 
 
 def _akin(a: str, b: str) -> bool:
@@ -665,8 +673,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     or all of a one-word slot; a number with no unit, or a statement with no change word, always two:
     "incident 116" and "incident 177" are two incidents, "service 3 talks" and "service 7 talks" two
     services)."""
-    theirs = _settings(older_text, plain=True)
-    stated = {quantity(s) for s in theirs}  # their values, each in its quantity's smallest unit
+    theirs, stated = _their_settings(older_text)
     their_words = _facts(older_text)[2]
     out = []
     for mine, before in reading.settings.items():
@@ -674,11 +681,10 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
         need = 2 if mine[1] == PLAIN or reading.bare else min(2, len(slot))
         if quantity(mine) in stated or not need:  # "60 s" is stated by "1 minute"
             continue
-        for other, their_before in theirs.items():
-            their_slot = frozenset(_slot(their_before))
+        for other, their_before, their_slot in theirs:
             if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
                     or quantity(other)[1] == quantity(mine)[1] \
-                    or sum(1 for w in slot if _present(w, their_slot | _content(_parts_of(their_slot)))) < need:
+                    or sum(1 for w in slot if _present(w, their_slot)) < need:
                 continue
             # the same said but for the values and, after them, a word each of its own ("6 pods in *prod*" / "2 pods
             # in *staging*"): two rows of one table
@@ -688,17 +694,36 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
     return out
 
 
+@lru_cache(maxsize=4096)  # an older text meets every correction it is a candidate of
+def _their_settings(older_text: str) -> tuple[tuple[tuple[Setting, tuple[str, ...], frozenset[str]], ...], frozenset[Setting]]:
+    """What ``_rivals`` weighs of an older text: each setting (numbers without a unit too) with the words
+    before it and its slot's words with their parts ("per-organization": per, organization), and the
+    values it states, each in its quantity's smallest unit."""
+    theirs = _settings(older_text, plain=True)
+    placed = tuple((other, before, slot | _content(_parts_of(slot)))
+                   for other, before in theirs.items() for slot in [frozenset(_slot(before))])
+    return placed, frozenset(quantity(s) for s in theirs)
+
+
 _CLAUSE_END = re.compile(r"[,;:!?()\n]|\.(?!\d)")
 
 
 def _own_after(text: str, setting: Setting, plain: bool, other_text: str) -> bool:
     """Whether ``text`` has words ``other_text`` lacks and all of them follow ``setting``'s value in its clause."""
+    head, tail = (own - _facts(other_text)[2] for own in _around(text, setting, plain))
+    return bool(tail) and not head
+
+
+@lru_cache(maxsize=4096)
+def _around(text: str, setting: Setting, plain: bool) -> tuple[frozenset[str], frozenset[str]]:
+    """The content words (compounds in parts, units and the setting's own kind left out) of ``text`` before
+    ``setting``'s value, and of its clause after it (``_own_after``, against any other text)."""
     start = _placed(text, plain)[setting][1]
     lowered = _numerals(text).lower()
     end = _CLAUSE_END.search(lowered, start + 1)
     head, tail = (_content([p for p in _parts_of(span) if p not in UNITS and _fold(p) != _fold(setting[1])])
-                  - _facts(other_text)[2] for span in (words(lowered[:start]), words(lowered[start:end.start() if end else None])[1:]))
-    return bool(tail) and not head
+                  for span in (words(lowered[:start]), words(lowered[start:end.start() if end else None])[1:]))
+    return head, tail
 
 
 @lru_cache(maxsize=1024)

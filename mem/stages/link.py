@@ -324,9 +324,15 @@ def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Cand
         if hits >= need:
             reading = causal_reading(text)
             out.append(_Candidate(hits, shared + FOCUS_WEIGHT * hits, other, other_id, shared,
-                                  reading[1] if reading else None, bool(PROBLEM.search(text))))
+                                  reading[1] if reading else None, _problem(text)))
     # most of the phrase first; among equals, a problem, then the entity evidence, then the latest
     return sorted(out, key=lambda c: (-c.hits, not c.problem, -c.score, -c.rowid))
+
+
+@lru_cache(maxsize=4096)  # a recent memory is a candidate of every new one that names it
+def _problem(text: str) -> bool:
+    """Whether ``text`` reads as a problem (``PROBLEM``)."""
+    return bool(PROBLEM.search(text))
 
 
 def _by_entities(pool: list[tuple[float, int, str, str]]) -> "list[_Candidate]":
