@@ -289,6 +289,8 @@ def _words(part: str) -> tuple[Word, ...]:
 
 def _unglued(token: str) -> tuple[str, ...]:
     """"30s", "25MB", "80%": a number and its unit."""
+    if not (token[0] == "$" or token[0].isdigit()):
+        return (token,)  # neither a digit nor "$" first: no number (``isdigit`` holds for every ``\d``)
     glued = _GLUED.match(token.lower())
     return (glued[1], glued[2]) if glued and glued[2] in UNITS else (token,)
 
@@ -297,16 +299,17 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
     """The number at ``tokens[i]`` (digits or spelled out, with its unit or the noun it counts) and
     where the next word starts; None when there is no number there."""
     token, lower = tokens[i], tokens[i].lower()
-    unit_at = _unit_at(tokens, i + 1)
     if lower in ("a", "an"):
+        unit_at = _unit_at(tokens, i + 1)
         if unit_at is None or unit_at > i + 1 and _number_at(tokens, i + 1):
             return None  # "a 200 ms ping": the number is 200
         half = i > 0 and tokens[i - 1].lower() == "half"
         return _amount("0.5" if half else "1", tokens, i, unit_at), unit_at + 1
     plain = lower.replace(",", "")
-    number = _SPELLED.get(lower) or (plain if _NUMBER.match(plain) else None)
+    number = _SPELLED.get(lower) or (plain if (plain[0] == "$" or plain[0].isdigit()) and _NUMBER.match(plain) else None)
     if number is None:
         return None
+    unit_at = _unit_at(tokens, i + 1)
     if unit_at is not None:
         return _amount(number, tokens, i, unit_at), unit_at + 1
     noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
