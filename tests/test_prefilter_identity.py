@@ -133,3 +133,23 @@ def test_typed_values_are_found_shape_by_shape_as_the_alternation_finds_them() -
                 assert spans(corrections._typed_in(part)) == expected, part
                 found += len(expected)
     assert found >= 500
+
+
+def test_causal_readings_alike_with_and_without_the_shapes_marks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``link.causal_reading`` searches a causal shape only in a text holding one of its marks: the same readings."""
+    from mem.stages import link
+
+    texts = TEXTS + ["AFTER the outage, we added alerts.", "The ROOT CAUSE of the slow page was an index.",
+                     "Fixed the nightly build by pruning old Docker images."]
+
+    def readings() -> list[Any]:
+        link.causal_reading.cache_clear()
+        return [link.causal_reading(text) for text in texts]
+
+    with_prefilter = readings()
+    monkeypatch.setattr(link, "PREFILTER", False)
+    try:
+        assert with_prefilter == readings()
+    finally:
+        link.causal_reading.cache_clear()
+    assert sum(reading is not None for reading in with_prefilter) >= 50
