@@ -91,3 +91,65 @@ def test_corrections_decide_alike_with_and_without_their_prefilter(monkeypatch: 
     monkeypatch.setattr(corrections, "PREFILTER", False)
     assert with_prefilter == decisions()
     assert sum(found is not None for found in with_prefilter) >= 100  # decisions both ways, not only None
+
+
+TEXTS = sorted({text for pair in PAIRS for text in pair})
+
+
+def test_corrections_read_alike_with_and_without_their_word_prefilters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read`` searches a change shape only in a text holding one of its words, and ``_numerals`` looks for
+    a number spelled out only in a text holding one of the number words: the same readings either way."""
+    from mem.enrich import corrections
+    from mem.runtime import clear_reader_caches
+
+    def readings() -> list[Any]:
+        clear_reader_caches()
+        return [(corrections.read(text, kind), corrections._numerals(text))
+                for text in TEXTS for kind in ("fact", "correction")]
+
+    with_prefilter = readings()
+    monkeypatch.setattr(corrections, "PREFILTER", False)
+    try:
+        assert with_prefilter == readings()
+    finally:
+        clear_reader_caches()
+    assert sum(reading is not None and bool(reading.old) for reading, _ in with_prefilter) >= 50
+
+
+def test_typed_values_are_found_shape_by_shape_as_the_alternation_finds_them() -> None:
+    """``corrections._typed_in`` (each value shape searched on its own) gives what ``_TYPED.finditer`` gives,
+    on every text whole, lowercased and cut short (lookarounds at the ends)."""
+    from mem.enrich import corrections
+
+    def spans(matches: Any) -> list[tuple[int, int, str | None, str]]:
+        return [(m.start(), m.end(), m.lastgroup, m[m.lastindex + 1]) for m in matches]
+
+    found = 0
+    for text in TEXTS + ["`make  test` at 9:30, Mondays to Fridays; see https://x.io/a#b in #ops-help, europe-west4"]:
+        for variant in (text, text.lower()):
+            for cut in (len(variant), len(variant) // 2, len(variant) // 3):
+                part = variant[:cut]
+                expected = spans(corrections._TYPED.finditer(part))
+                assert spans(corrections._typed_in(part)) == expected, part
+                found += len(expected)
+    assert found >= 500
+
+
+def test_causal_readings_alike_with_and_without_the_shapes_marks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``link.causal_reading`` searches a causal shape only in a text holding one of its marks: the same readings."""
+    from mem.stages import link
+
+    texts = TEXTS + ["AFTER the outage, we added alerts.", "The ROOT CAUSE of the slow page was an index.",
+                     "Fixed the nightly build by pruning old Docker images."]
+
+    def readings() -> list[Any]:
+        link.causal_reading.cache_clear()
+        return [link.causal_reading(text) for text in texts]
+
+    with_prefilter = readings()
+    monkeypatch.setattr(link, "PREFILTER", False)
+    try:
+        assert with_prefilter == readings()
+    finally:
+        link.causal_reading.cache_clear()
+    assert sum(reading is not None for reading in with_prefilter) >= 50

@@ -31,7 +31,7 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -114,12 +114,12 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
     if _blocked(newer) or _blocked(older):
         return None
     if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
-        old_all = [w for c in _clauses(older) for w in c]
-        for clause in _claim_clauses(newer, older):
+        old_all = _text(older).all
+        for clause in _claim(newer, older).clauses:
             if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
                 return "denied"
         return None
-    owned_up = bool(OWNED_UP.search(newer))
+    owned_up = _owned_up(newer)
     for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
         if _shares(*found, alike, owned_up, newer):
             return _told(found[2], newer, new, old)
@@ -127,7 +127,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
 
 
 _Side = tuple[tuple[Word, ...], tuple[tuple[Word, ...], ...], list[Word]]  # a clause, its text's clauses and words
-_Found = tuple[list[Word], list[Word], tuple[Word, Word]]  # ``_candidate``'s: the words left each side, the swap
+_Found = tuple["_Words", "_Words", tuple[Word, Word]]  # ``_candidate``'s: the words left each side, the swap
 
 
 @lru_cache(maxsize=256)  # both passes of ``replaced`` and ``_loosened`` ask it of one pair in turn
@@ -136,27 +136,73 @@ def _placed_swaps(newer: str, older: str) -> tuple[tuple[_Side, _Side, _Found], 
     candidate (``_candidate``) standing where ``_placed`` wants it; every other clause pair's swap is None
     whatever tells the words. A switch read here (``CASED_TOOLS``, ``PREFACE``, ``SIBLINGS``) flipped in
     process wants ``mem.runtime.clear_reader_caches`` first, as every cached reading here does."""
-    new_clauses, old_clauses = _claim_clauses(newer, older), _clauses(older)
-    new_all, old_all = [w for c in new_clauses for w in c], [w for c in old_clauses for w in c]
-    free = _free(new_all, old_all)
+    new, old = _claim(newer, older), _text(older)
+    free = _free(new, old)
     if not all(free):
         return ()  # no value of one side is left unnamed by the other: no clause pair holds a swap
-    keys = {w.key for w in old_all}, {w.key for w in new_all}
-    owned_up = bool(OWNED_UP.search(newer))
-    return tuple(((n, new_clauses, new_all), (o, old_clauses, old_all), found)
-                 for n in new_clauses for o in old_clauses
-                 if (found := _candidate(n, o, free, keys)) is not None and _placed(*found, owned_up))
+    keys = old.keys, new.keys
+    owned_up = _owned_up(newer)
+    return tuple(((n, new.clauses, new.all), (o, old.clauses, old.all), found)
+                 for n, new_left in zip(new.clauses, new.new_lefts) for o, old_left in zip(old.clauses, old.old_lefts)
+                 if (found := _candidate(new_left, old_left, free, keys)) is not None and _placed(*found, owned_up))
 
 
-def _claim_clauses(newer: str, older: str) -> tuple[tuple[Word, ...], ...]:
-    """The newer's clauses that may hold its claim: after a preface before a colon that names none of the
+def _claim(newer: str, older: str) -> "_Text":
+    """The newer's words that may hold its claim: after a preface before a colon that names none of the
     older's words ("Small fix to what I said: ..."), only the part after it (``PREFACE``)."""
     preface, _, rest = newer.partition(": ")
     if PREFACE and rest:
-        old_all = [w for c in _clauses(older) for w in c]
+        old_all = _text(older).all
         if not any(_matched(w, old_all) for c in _clauses(preface) for w in c):
-            return _clauses(rest)
-    return _clauses(newer)
+            return _text(rest)
+    return _text(newer)
+
+
+class _Words(list):  # type: ignore[type-arg]
+    """A word list kept with its ``_lookup`` (``_matched`` reads it rather than hashing the words again): a
+    text's, or a clause's without its change or generic words, made once a text (``_text``), not once a pair."""
+
+    __slots__ = ("look",)
+
+    def __init__(self, words: "Iterable[Word]") -> None:
+        super().__init__(words)
+        self.look = _lookup(tuple(self))
+
+
+class _Text(NamedTuple):
+    """What alignment reads of one text, whichever side of a pair it is on: its clauses and words, their
+    keys, the values a swap may have at each end (``_free``), and each clause's words a swap is looked for
+    among as the newer (``new_lefts``: without the change words) and as the older (``old_lefts``: without
+    the generic ones), in ``_candidate``."""
+
+    clauses: tuple[tuple[Word, ...], ...]
+    all: _Words
+    keys: frozenset[str]
+    new_values: tuple[Word, ...]
+    old_values: tuple[Word, ...]
+    new_lefts: tuple[_Words, ...]
+    old_lefts: tuple[_Words, ...]
+
+
+def _changes(word: Word) -> bool:
+    return word.surface.lower() in _CHANGE_WORDS or word.key in _CHANGE_STEMS
+
+
+@lru_cache(maxsize=8192)
+def _text(text: str) -> _Text:
+    clauses = _clauses(text)
+    words = _Words(w for c in clauses for w in c)
+    return _Text(clauses, words, frozenset(w.key for w in words),
+                 tuple(w for w in words if w.type and not _changes(w)),
+                 tuple(w for w in words if w.type and w.key not in GENERIC),
+                 tuple(_Words(w for w in c if not _changes(w)) for c in clauses),
+                 tuple(_Words(w for w in c if w.key not in GENERIC) for c in clauses))
+
+
+@lru_cache(maxsize=8192)
+def _owned_up(text: str) -> bool:
+    """Whether ``text`` says it corrects what was said (``OWNED_UP``): read once a text, not once a pair."""
+    return bool(OWNED_UP.search(text))
 
 
 @lru_cache(maxsize=8192)
@@ -243,6 +289,8 @@ def _words(part: str) -> tuple[Word, ...]:
 
 def _unglued(token: str) -> tuple[str, ...]:
     """"30s", "25MB", "80%": a number and its unit."""
+    if not (token[0] == "$" or token[0].isdigit()):
+        return (token,)  # neither a digit nor "$" first: no number (``isdigit`` holds for every ``\d``)
     glued = _GLUED.match(token.lower())
     return (glued[1], glued[2]) if glued and glued[2] in UNITS else (token,)
 
@@ -251,16 +299,17 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
     """The number at ``tokens[i]`` (digits or spelled out, with its unit or the noun it counts) and
     where the next word starts; None when there is no number there."""
     token, lower = tokens[i], tokens[i].lower()
-    unit_at = _unit_at(tokens, i + 1)
     if lower in ("a", "an"):
+        unit_at = _unit_at(tokens, i + 1)
         if unit_at is None or unit_at > i + 1 and _number_at(tokens, i + 1):
             return None  # "a 200 ms ping": the number is 200
         half = i > 0 and tokens[i - 1].lower() == "half"
         return _amount("0.5" if half else "1", tokens, i, unit_at), unit_at + 1
     plain = lower.replace(",", "")
-    number = _SPELLED.get(lower) or (plain if _NUMBER.match(plain) else None)
+    number = _SPELLED.get(lower) or (plain if (plain[0] == "$" or plain[0].isdigit()) and _NUMBER.match(plain) else None)
     if number is None:
         return None
+    unit_at = _unit_at(tokens, i + 1)
     if unit_at is not None:
         return _amount(number, tokens, i, unit_at), unit_at + 1
     noun = tokens[i + 1].lower() if i + 1 < len(tokens) else ""
@@ -408,7 +457,7 @@ def _lookup(words: tuple[Word, ...]) -> _Lookup:
 
 def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
     """Whether ``others`` name ``word``: ``_akin`` or ``_same`` to one of them."""
-    look = _lookup(tuple(others))
+    look = others.look if type(others) is _Words else _lookup(tuple(others))
     key = word.key
     if key in look.keys or not word.type and len(key) >= 5 and key[:5] in look.starts or key in look.parts \
             or word.parts & look.keys:
@@ -445,23 +494,20 @@ def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word],
     return not (SIBLINGS and not owned_up and _siblings(swap, old_left, new_left, new_own, newer))
 
 
-def _free(new_all: list[Word], old_all: list[Word]) -> tuple[set[int], set[int]]:
+def _free(new: _Text, old: _Text) -> tuple[set[int], set[int]]:
     """The values (by ``id``) each text names that the other does not: the ends a swap may have, the newer's
     without its change words ("now", "bumped") and the older's without the generic ones ("version")."""
-    new_free = {id(w) for w in new_all if w.type and w.surface.lower() not in _CHANGE_WORDS
-                and w.key not in _CHANGE_STEMS and not _matched(w, old_all)}
-    old_free = {id(w) for w in old_all if w.type and w.key not in GENERIC and not _matched(w, new_all)}
+    new_free = {id(w) for w in new.new_values if not _matched(w, old.all)}
+    old_free = {id(w) for w in old.old_values if not _matched(w, new.all)}
     return new_free, old_free
 
 
-def _candidate(new: tuple[Word, ...], old: tuple[Word, ...], free: tuple[set[int], set[int]],
-               keys: tuple[set[str], set[str]]) -> _Found | None:
-    """``(new words left, old words left, (old value, new value))``: the first value of ``old`` the newer
-    does not name with one of ``new``'s, of a type one setting may take, that the older does not name
-    (``free``: ``_free``; ``keys``: the older's and the newer's word keys); the words left are the clauses'
-    without the change words (new) and the generic ones (old). None without such a pair."""
-    new_left = [w for w in new if w.surface.lower() not in _CHANGE_WORDS and w.key not in _CHANGE_STEMS]
-    old_left = [w for w in old if w.key not in GENERIC]
+def _candidate(new_left: _Words, old_left: _Words, free: tuple[set[int], set[int]],
+               keys: tuple[frozenset[str], frozenset[str]]) -> _Found | None:
+    """``(new words left, old words left, (old value, new value))``: the first value of the older clause's
+    words left (``old_left``: without the generic words) the newer does not name with one of the newer
+    clause's (``new_left``: without the change words), of a type one setting may take, that the older does
+    not name (``free``: ``_free``; ``keys``: the older's and the newer's word keys). None without such a pair."""
     (new_free, old_free), (old_keys, new_keys) = free, keys
     swap = next(((o, n) for o in old_left if id(o) in old_free
                  for n in new_left if id(n) in new_free and _comparable(o, n, old_keys, new_keys)), None)

@@ -68,6 +68,21 @@ _CAUSAL_SHAPES: tuple[tuple[re.Pattern[str], str, str], ...] = tuple(
         # "... so that X", "... in order to X": the purpose; the earlier memory motivated this one
         (r"\b(?:so that|in order to)\b(?P<focus>)", "motivated", "follows"),
     ))
+# What each of ``_CAUSAL_SHAPES`` holds, lowercased, in its order (a word of its, or how the text opens):
+# an ASCII text with none of a shape's marks is not searched for it (the shapes ignore case)
+_CAUSAL_MARKS: tuple[tuple[str, ...], ...] = (
+    ("cause", "reason"),
+    ("fix", "resolv", "solv", "mitigat", "repair", "patch", "unblock", "around", "got rid of"),
+    ("fix", "resolv", "solv", "mitigat", "repair", "patch", "unblock", "around", "got rid of"),
+    ("because", "due to", "caused by", "as a result of", "thanks to", "stemm", "came from", "triggered by", "traced",
+     "turned out to be", "led to"),
+    (),  # opens with "after", "following", "once" or "since": ``_opens``
+    ("so that", "in order to"),
+)
+_OPENERS = ("after", "following", "once", "since")
+# Whether ``causal_reading`` skips the shapes whose marks a text lacks (the same readings either way:
+# tests/test_prefilter_identity.py reads the bench texts with and without it)
+PREFILTER = True
 # Problem words: among the memories that name what a fix fixed, one that reads as a problem comes first.
 PROBLEM = re.compile(r"\b(bug|error|errors|crash\w*|fail\w*|broke\w*|broken|issue|regression|outage|slow\w*|"
                      r"timeout\w*|leak\w*|flaky|exception|traceback|lock(?:ed|s|ing)?|deadlock\w*|hang\w*|lost|losing|missing|"
@@ -200,7 +215,11 @@ def causal_reading(text: str) -> tuple[str, str, str, str] | None:
     >>> causal_reading("Root cause of the slow checkout was a missing index")
     ('caused', 'explains', 'the slow checkout', '')
     """
-    for pattern, kind, role in _CAUSAL_SHAPES:
+    lowered = text.lower() if text.isascii() else None  # another script may match a mark without its case
+    for (pattern, kind, role), marks in zip(_CAUSAL_SHAPES, _CAUSAL_MARKS):
+        if PREFILTER and lowered is not None \
+                and not (any(mark in lowered for mark in marks) if marks else lowered.startswith(_OPENERS)):
+            continue
         for found in pattern.finditer(text):
             focus = found.group("focus").strip()
             if role == "resolves" and (_NOT_AN_OBJECT.match(focus) or _ROUTINE_END.search(focus)
@@ -324,9 +343,15 @@ def _naming(pool: list[tuple[float, int, str, str]], phrase: str) -> "list[_Cand
         if hits >= need:
             reading = causal_reading(text)
             out.append(_Candidate(hits, shared + FOCUS_WEIGHT * hits, other, other_id, shared,
-                                  reading[1] if reading else None, bool(PROBLEM.search(text))))
+                                  reading[1] if reading else None, _problem(text)))
     # most of the phrase first; among equals, a problem, then the entity evidence, then the latest
     return sorted(out, key=lambda c: (-c.hits, not c.problem, -c.score, -c.rowid))
+
+
+@lru_cache(maxsize=4096)  # a recent memory is a candidate of every new one that names it
+def _problem(text: str) -> bool:
+    """Whether ``text`` reads as a problem (``PROBLEM``)."""
+    return bool(PROBLEM.search(text))
 
 
 def _by_entities(pool: list[tuple[float, int, str, str]]) -> "list[_Candidate]":
