@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from mem.enrich.classify import ODD_CASES
+
 STRUCTURES = ("timeline", "ledger", "taxonomy", "narrative")
 
 _UNIT = (r"ms|milliseconds?|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -44,10 +46,16 @@ _NUMERIC = tuple(re.compile(shape, re.IGNORECASE) for shape in (
     r"\bv?\d+\.\d+(?:\.\d+)?\b",                        # versions 3.11, v2.4.1
 ))
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
-_TIMELINE = re.compile(
-    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+{_MONTH}\b|{_MONTH}\s+\d{{1,2}}\b|(?:on|last|this|next)\s+"
-    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|night)|yesterday|today|tonight|"
-    rf"this morning|at \d{{1,2}}:\d{{2}}|in (?:19|20)\d{{2}}|(?:in|of|until|since|by|early|late|mid)[- ]{_MONTH})\b",
+# A date or time the text names, in two searches (each alternative wrapped in the same ``\b...\b``,
+# so a text matches one of them exactly when it matches the one alternation they were): the shapes
+# that need a digit, searched only when the text holds one, and those spelled in words, only when the
+# text holds a word each of them needs (``_TIMELINE_NEEDS``). Most texts hold neither: ~12 -> ~4 us a text.
+_TIMELINE_DIGITS = re.compile(
+    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+{_MONTH}\b|{_MONTH}\s+\d{{1,2}}\b|at \d{{1,2}}:\d{{2}}|in (?:19|20)\d{{2}})\b",
+    re.IGNORECASE)
+_TIMELINE_WORDS = re.compile(
+    r"\b(?:(?:on|last|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|night)|"
+    rf"yesterday|today|tonight|this morning|(?:in|of|until|since|by|early|late|mid)[- ]{_MONTH})\b",
     re.IGNORECASE)
 _TAXONOMY = re.compile(
     r"\b(?:consists? of|is made (?:up )?of|comprises?|is composed of|is divided into|are (?:split|grouped) into|"
@@ -58,6 +66,14 @@ _TAXONOMY = re.compile(
     re.IGNORECASE)
 # "Redis is a key-value store": the whole text (matched at its start, not searched for at every position)
 _IS_A = re.compile(r"[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$", re.IGNORECASE)
+# Words (in lower case) one of which every match holds, for ``_TIMELINE_WORDS`` (the weekdays end in
+# "day") and ``_TAXONOMY`` (its counted-parts shape needs a ":", checked apart). Exact as
+# ``classify._CUE_WORDS`` is: under re.IGNORECASE an ASCII letter matches only its two cases and the
+# four ``classify.ODD_CASES``, and a text holding one of those is searched as before.
+_TIMELINE_NEEDS = ("day", "week", "month", "night", "morning", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                   "sep", "oct", "nov", "dec")
+_TAXONOMY_NEEDS = ("consist", "made", "compris", "composed", "divided", "split", "grouped", "kind", "type", "sort",
+                   "categories", "classes", "families", "form", "subclass", "member", "belong", "fall", "includ")
 
 
 def structure_of(text: str, *, dated: bool = False) -> str:
@@ -65,12 +81,28 @@ def structure_of(text: str, *, dated: bool = False) -> str:
     sample = text[:2000]
     if _is_ledger(sample):
         return "ledger"
-    if dated or _TIMELINE.search(sample):
+    lowered = sample.lower() if sample.isascii() or ODD_CASES.isdisjoint(sample) else None
+    if dated or _is_timeline(sample, lowered):
         return "timeline"
     trimmed = sample.strip().rstrip(".")
-    if _TAXONOMY.search(trimmed) or _IS_A.match(trimmed):
+    if _is_taxonomy(trimmed, lowered) or _IS_A.match(trimmed):
         return "taxonomy"
     return "narrative"
+
+
+def _is_timeline(sample: str, lowered: str | None) -> bool:
+    """Whether ``sample`` names a date or time; ``lowered``: it in lower case, None to search regardless."""
+    if _DIGIT.search(sample) and _TIMELINE_DIGITS.search(sample):
+        return True
+    return (lowered is None or any(word in lowered for word in _TIMELINE_NEEDS)) and bool(_TIMELINE_WORDS.search(sample))
+
+
+def _is_taxonomy(trimmed: str, lowered: str | None) -> bool:
+    """Whether ``trimmed`` has one of ``_TAXONOMY``'s shapes (``lowered``: the untrimmed text in lower case,
+    which holds the same words, or None)."""
+    if lowered is not None and ":" not in trimmed and not any(word in lowered for word in _TAXONOMY_NEEDS):
+        return False
+    return bool(_TAXONOMY.search(trimmed))
 
 
 def _is_ledger(sample: str) -> bool:
