@@ -61,11 +61,11 @@ _CUE_WORDS = {
     "procedure": (", run", "run `", "step", "how to", "first", "$ "),
     "identity": ("my name is", "i am a", "i'm a", "i work ", "our team is", "this project is"),
 }
-_ODD_CASES = frozenset("\u0130\u0131\u017f\u212a")  # İ ı ſ K: match i, s, k under re.IGNORECASE
+ODD_CASES = frozenset("\u0130\u0131\u017f\u212a")  # İ ı ſ K: match i, s, k under re.IGNORECASE
 
 
 def _by_cues(text: str) -> str | None:
-    lowered = text.lower() if text.isascii() or _ODD_CASES.isdisjoint(text) else None
+    lowered = text.lower() if text.isascii() or ODD_CASES.isdisjoint(text) else None
     for kind, pattern in _KIND_CUES:
         if lowered is not None and not any(word in lowered for word in _CUE_WORDS[kind]):
             continue

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from mem.enrich.classify import ODD_CASES
+
 STRUCTURES = ("timeline", "ledger", "taxonomy", "narrative")
 
 _UNIT = (r"ms|milliseconds?|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -37,27 +39,54 @@ _UNIT = (r"ms|milliseconds?|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|day
 _KEY_VALUE = re.compile(r"\b[A-Za-z_][\w.-]*\s*(?:=|:=)\s*\S", re.IGNORECASE)  # KEY = value (needs "=")
 _HOST_PORT = re.compile(r"\b(?:localhost|[\w-]+(?:\.[\w-]+)+):\d{2,5}\b", re.IGNORECASE)  # localhost:5173 (":")
 _DIGIT = re.compile(r"\d")  # every shape below needs one (as each spells it: \d, any script's digits)
+# A shape that starts with a digit after a word boundary is written ``\d(?<!\w\d)``: the same
+# texts match (the boundary before a digit is a non-word character or the text's start before it),
+# but a pattern that opens with a character class lets sre jump from digit to digit instead of
+# trying the whole pattern at every position (~3x less work for these searches).
 _NUMERIC = tuple(re.compile(shape, re.IGNORECASE) for shape in (
-    rf"\b\d+(?:[.,]\d+)?\s*(?:{_UNIT})\b(?!-)",       # 45 seconds, 12 MB, 600 requests
+    rf"\d(?<!\w\d)\d*(?:[.,]\d+)?\s*(?:{_UNIT})\b(?!-)",  # 45 seconds, 12 MB, 600 requests: \b\d+(?:[.,]\d+)?...
     r"[$€£]\s?\d",                                      # prices
     r"\bport\s*(?:is\s+|:|=)?\s*\d{2,5}\b",             # port 8080
-    r"\bv?\d+\.\d+(?:\.\d+)?\b",                        # versions 3.11, v2.4.1
+    r"\d(?<!\w\d)\d*\.\d+(?:\.\d+)?\b",                 # versions 3.11 and (below) v2.4.1: \bv?\d+\.\d+(?:\.\d+)?\b
 ))
+# v2.4.1: only v and V match v ignoring case, so without the flag sre can jump from v to v
+_NUMERIC += (re.compile(r"[vV](?<!\w[vV])\d+\.\d+(?:\.\d+)?\b"),)
+_PORT = _NUMERIC[2]
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*"
-_TIMELINE = re.compile(
-    rf"\b(?:\d{{4}}-\d{{2}}-\d{{2}}|\d{{1,2}}\s+{_MONTH}\b|{_MONTH}\s+\d{{1,2}}\b|(?:on|last|this|next)\s+"
-    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|night)|yesterday|today|tonight|"
-    rf"this morning|at \d{{1,2}}:\d{{2}}|in (?:19|20)\d{{2}}|(?:in|of|until|since|by|early|late|mid)[- ]{_MONTH})\b",
+# A date or time the text names, in two searches (each alternative wrapped in the same ``\b...\b``,
+# so a text matches one of them exactly when it matches the one alternation they were): the shapes
+# that need a digit, searched only when the text holds one, and those spelled in words, only when the
+# text holds a word each of them needs (``_TIMELINE_NEEDS``).
+# The shapes with a digit: those led by one (written as in _NUMERIC), and those led by a word, each
+# with what it needs in lower case (a month's first three letters; "at " and a ":"; "in 19" or "in 20").
+_TIMELINE_DIGITS = re.compile(rf"\d(?<!\w\d)(?:\d{{3}}-\d{{2}}-\d{{2}}|\d?\s+{_MONTH}\b)\b", re.IGNORECASE)
+_TIMELINE_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}\b", re.IGNORECASE)
+_TIMELINE_AT_IN = re.compile(r"\b(?:at \d{1,2}:\d{2}|in (?:19|20)\d{2})\b", re.IGNORECASE)
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_TIMELINE_WORDS = re.compile(
+    r"\b(?:(?:on|last|this|next)\s+(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|week|month|night)|"
+    rf"yesterday|today|tonight|this morning|(?:in|of|until|since|by|early|late|mid)[- ]{_MONTH})\b",
     re.IGNORECASE)
+# What something is or consists of, in two searches (one alternation they were): the phrases, and the
+# counted parts before a ":" ("has three services:").
 _TAXONOMY = re.compile(
     r"\b(?:consists? of|is made (?:up )?of|comprises?|is composed of|is divided into|are (?:split|grouped) into|"
     r"(?:kinds?|types?|sorts?|categories|classes|families) of|is an? (?:kind|type|sort|form|subclass|member) of|"
-    r"belongs? to|falls? under|includes? (?:the )?(?:following|three|four|five|two))\b"
-    r"|\b(?:has|have|contains?) (?:two|three|four|five|six|\d+) (?:\w+ ){0,2}(?:services|parts|modules|components|"
+    r"belongs? to|falls? under|includes? (?:the )?(?:following|three|four|five|two))\b",
+    re.IGNORECASE)
+_TAXONOMY_PARTS = re.compile(
+    r"\b(?:has|have|contains?) (?:two|three|four|five|six|\d+) (?:\w+ ){0,2}(?:services|parts|modules|components|"
     r"packages|layers|tiers|teams|kinds|types):",
     re.IGNORECASE)
 # "Redis is a key-value store": the whole text (matched at its start, not searched for at every position)
 _IS_A = re.compile(r"[\w .-]{2,40}\s+(?:is|are)\s+an?\s+[\w -]{2,40}$", re.IGNORECASE)
+# Words (in lower case) one of which every match holds, for ``_TIMELINE_WORDS`` (the weekdays end in
+# "day") and ``_TAXONOMY``. Exact as ``classify._CUE_WORDS`` is: under re.IGNORECASE an ASCII letter
+# matches only its two cases and the four ``classify.ODD_CASES``, and a text holding one of those is
+# searched as before.
+_TIMELINE_NEEDS = ("day", "week", "month", "night", "morning", *_MONTHS)
+_TAXONOMY_NEEDS = ("consist", "made", "compris", "composed", "divided", "split", "grouped", "kind", "type", "sort",
+                   "categories", "classes", "families", "form", "subclass", "member", "belong", "fall", "includ")
 
 
 def structure_of(text: str, *, dated: bool = False) -> str:
@@ -65,12 +94,35 @@ def structure_of(text: str, *, dated: bool = False) -> str:
     sample = text[:2000]
     if _is_ledger(sample):
         return "ledger"
-    if dated or _TIMELINE.search(sample):
+    lowered = sample.lower() if sample.isascii() or ODD_CASES.isdisjoint(sample) else None
+    if dated or _is_timeline(sample, lowered):
         return "timeline"
     trimmed = sample.strip().rstrip(".")
-    if _TAXONOMY.search(trimmed) or _IS_A.match(trimmed):
+    if _is_taxonomy(trimmed, lowered) or _IS_A.match(trimmed):
         return "taxonomy"
     return "narrative"
+
+
+def _is_timeline(sample: str, lowered: str | None) -> bool:
+    """Whether ``sample`` names a date or time; ``lowered``: it in lower case, None to search regardless."""
+    if _DIGIT.search(sample):
+        if _TIMELINE_DIGITS.search(sample):
+            return True
+        if (lowered is None or any(month in lowered for month in _MONTHS)) and _TIMELINE_MONTH_DAY.search(sample):
+            return True
+        if (lowered is None or ("at " in lowered and ":" in sample) or "in 19" in lowered or "in 20" in lowered) \
+                and _TIMELINE_AT_IN.search(sample):
+            return True
+    return (lowered is None or any(word in lowered for word in _TIMELINE_NEEDS)) and bool(_TIMELINE_WORDS.search(sample))
+
+
+def _is_taxonomy(trimmed: str, lowered: str | None) -> bool:
+    """Whether ``trimmed`` has one of ``_TAXONOMY``'s shapes (``lowered``: the untrimmed text in lower case,
+    which holds the same words, or None)."""
+    if (lowered is None or any(word in lowered for word in _TAXONOMY_NEEDS)) and _TAXONOMY.search(trimmed):
+        return True
+    return ":" in trimmed and (lowered is None or "ha" in lowered or "contain" in lowered) and \
+        bool(_TAXONOMY_PARTS.search(trimmed))
 
 
 def _is_ledger(sample: str) -> bool:
@@ -78,7 +130,9 @@ def _is_ledger(sample: str) -> bool:
         return True
     if not _DIGIT.search(sample):
         return False
-    return any(shape.search(sample) for shape in _NUMERIC) or (":" in sample and bool(_HOST_PORT.search(sample)))
+    # "port" in lower case: no other character matches its letters ignoring case (only i, s and k have more)
+    return any(shape.search(sample) for shape in _NUMERIC if shape is not _PORT or "port" in sample.lower()) or \
+        (":" in sample and bool(_HOST_PORT.search(sample)))
 
 
 _QUANTITY = re.compile(rf"((?:[\w.-]+\s+){{0,3}}?)(?:is|are|=|of|to|at)?\s*(\d+(?:[.,]\d+)?\s*(?:{_UNIT}))\b", re.IGNORECASE)

@@ -350,7 +350,8 @@ def _write(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> Iter
 
     store = ctx.store
     batched = options.bulk or len(drafts) >= BATCHED_WRITES
-    with store.write(), (store.bulk_writes() if batched else nullcontext()):
+    # a bulk chunk reads back only what Store.bulk_writes(ahead=True) writes first: its rows go in together
+    with store.write(), (store.bulk_writes(ahead=options.bulk) if batched else nullcontext()):
         chunk = _Chunk(ctx, drafts, options)
         outcomes = [_store_one(ctx, draft, chunk, options) for draft in drafts]
         chunk.finish()

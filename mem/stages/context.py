@@ -65,9 +65,15 @@ class Context:
         return self.settings.now()
 
     def now_iso(self) -> str:
+        now = self.settings.now()
+        kept = self.cache.get("now_iso")
+        if kept is not None and kept[0] is now:  # a pinned clock (--now, a batch's): formatted once
+            return kept[1]
         from mem.enrich.timestamps import format_datetime
 
-        return format_datetime(self.settings.now())
+        iso = format_datetime(now)
+        self.cache["now_iso"] = (now, iso)
+        return iso
 
     def scope_filter(self, scope: str | None) -> str | None:
         """``*`` means every scope (None); no scope given means the settings' scope."""

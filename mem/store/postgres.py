@@ -415,8 +415,9 @@ class PgStore(Store):
             self._writing = False
 
     @contextmanager
-    def bulk_writes(self) -> Iterator[None]:
-        """Nothing to change: ``write`` indexes a transaction's text at its end already."""
+    def bulk_writes(self, *, ahead: bool = False) -> Iterator[None]:
+        """Nothing to change: ``write`` indexes a transaction's text at its end already (and a
+        sequence, not the largest rowid, numbers the rows: ``ahead`` does not apply)."""
         yield
 
     @contextmanager
