@@ -21,6 +21,13 @@ from mem.runtime import clear_reader_caches, limit_blas_threads  # noqa: E402
 limit_blas_threads()  # before any bench imports numpy: see mem/runtime.py
 
 
+# Blind data: written without reading the rules and measured only at a session's start and end, totals
+# only. Scripts that read every bench file for other purposes (identity checks) leave these out, so a
+# difference they print never shows a held-out text.
+HELD_OUT = frozenset({"coding_memory_k.jsonl", "coding_memory_k_queries.jsonl", "coding_memory_l.jsonl",
+                      "coding_memory_l_queries.jsonl", "contradictions_heldout4.jsonl"})
+
+
 def memory_mb(field: str = "VmRSS") -> float:
     """This process's resident memory (``VmRSS``) or its peak (``VmHWM``) in MB, from /proc (0 elsewhere)."""
     try:

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ROOT  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import HELD_OUT, ROOT  # noqa: E402  (also puts the repo on sys.path)
 
 from mem.enrich import assertions as A  # noqa: E402
 from mem.enrich import corrections as C  # noqa: E402
@@ -52,7 +52,7 @@ def corpus(locomo: Path | None) -> tuple[list[str], list[tuple[str, str, str]]]:
     """The texts and ``(new, old, kind)`` pairs described in the module docstring, deterministic."""
     texts: list[str] = []
     pairs: list[tuple[str, str, str]] = []
-    for path in sorted((ROOT / "bench").glob("*.jsonl")):
+    for path in sorted(p for p in (ROOT / "bench").glob("*.jsonl") if p.name not in HELD_OUT):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         previous = None
         for row in rows:
