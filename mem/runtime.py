@@ -6,7 +6,7 @@ import os
 import signal
 import threading
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 
 def limit_blas_threads() -> None:
@@ -56,3 +56,23 @@ def clear_reader_caches() -> None:
             for obj in list(vars(module).values()):
                 if callable(getattr(obj, "cache_clear", None)):
                     obj.cache_clear()
+
+
+class Kept(dict):  # type: ignore[type-arg]
+    """A dict of at most ``size`` entries: ``keep`` drops the oldest one put when it is full.
+
+    For results recomputed on demand (a text's token offsets, its word vectors) that a pass asks for
+    again a few times and then never: first in, first out is enough there, and a dict lookup is all a
+    hit costs, where ``lru_cache`` cannot key on what it is not passed.
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def keep(self, key: Any, value: Any) -> Any:
+        """Put ``value`` under ``key`` (dropping the oldest entry when full) and return it."""
+        if len(self) >= self.size:
+            del self[next(iter(self))]
+        self[key] = value
+        return value

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mem.errors import EmbedderError
+from mem.runtime import Kept
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,7 +51,7 @@ class MiniLM:
         self.batch = batch  # texts per onnxruntime call (bench/embed_speed.py compares sizes)
         self.threads = threads  # onnxruntime intra-op threads; 0: one per core
         self._tokenizer: Any = None
-        self._offsets: dict[str, tuple[tuple[int, int], ...]] = {}  # text -> ``offsets``, the newest OFFSETS_KEPT
+        self._offsets = Kept(OFFSETS_KEPT)  # text -> ``offsets``
 
     def _session(self, bulk: bool) -> Any:
         """The onnxruntime session for a query (threads spin between operators: lowest latency) or
@@ -91,10 +92,7 @@ class MiniLM:
         if found is None:
             if self._tokenizer is None:
                 self._load_tokenizer()
-            found = tuple(self._tokenizer.encode(text).offsets[1:-1])
-            if len(self._offsets) >= OFFSETS_KEPT:
-                del self._offsets[next(iter(self._offsets))]  # the oldest
-            self._offsets[text] = found
+            found = self._offsets.keep(text, tuple(self._tokenizer.encode(text).offsets[1:-1]))
         return found
 
     def token_states(self, texts: Sequence[str]) -> list["np.ndarray"]:

@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from mem.runtime import Kept
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -71,15 +73,10 @@ class Counterparts:
         spans = tuple(self._offsets(text)[:len(rows)])
         key = (text, spans, blake2b(rows.tobytes(), digest_size=16).digest())  # the rows' digest: a few KB less a text
         found = _kept.get(key)
-        if found is None:
-            found = _word_vectors(text, spans, rows)
-            if len(_kept) >= KEPT:
-                del _kept[next(iter(_kept))]  # the oldest
-            _kept[key] = found
-        return found
+        return found if found is not None else _kept.keep(key, _word_vectors(text, spans, rows))
 
 
-_kept: dict[tuple[str, tuple[tuple[int, int], ...], bytes], tuple[list[str], "np.ndarray"]] = {}  # KEPT at most
+_kept = Kept(KEPT)  # (text, its tokens' places, its rows' digest) -> ``_word_vectors``
 
 
 def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
