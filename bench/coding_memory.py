@@ -164,8 +164,12 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "i": (ROOT / "bench" / "coding_memory_i.jsonl", ROOT / "bench" / "coding_memory_i_queries.jsonl"),
         "j": (ROOT / "bench" / "coding_memory_j.jsonl", ROOT / "bench" / "coding_memory_j_queries.jsonl"),
         "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl"),
-        "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl")}
-GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l")}
+        "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl"),
+        **{w: (ROOT / "bench" / f"coding_memory_{w}.jsonl", ROOT / "bench" / f"coding_memory_{w}_queries.jsonl")
+           for w in "mnopqr"}}
+# m-r: written blind for fitting the learned judge (``mem.score.replaces``, ``bench/slot_judge.py``)
+GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"),
+          "judge": tuple("mnopqr")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
