@@ -65,22 +65,25 @@ class Counterparts:
                          if best_old[j] == i and sims[i, j] >= COUNTERPART)
 
     def _vectors(self, text: str, rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
-        """The words of ``text`` (first occurrences) and the unit means of their word pieces' rows, in one
-        product; kept by what they are made of (the text, its tokens' places and rows), so a text asked again
-        costs a lookup."""
-        from hashlib import blake2b
+        return word_vectors(text, tuple(self._offsets(text)[:len(rows)]), rows)
 
-        spans = tuple(self._offsets(text)[:len(rows)])
-        key = (text, spans, blake2b(rows.tobytes(), digest_size=16).digest())  # the rows' digest: a few KB less a text
-        found = _kept.get(key)
-        return found if found is not None else _kept.keep(key, _word_vectors(text, spans, rows))
+
+def word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
+    """The words of ``text`` (first occurrences) and the unit means of their word pieces' ``rows`` (at
+    ``spans``), in one product; kept by what they are made of (the text, its tokens' places and rows), so a
+    text asked again costs a lookup."""
+    from hashlib import blake2b
+
+    key = (text, spans, blake2b(rows.tobytes(), digest_size=16).digest())  # the rows' digest: a few KB less a text
+    found = _kept.get(key)
+    return found if found is not None else _kept.keep(key, _word_vectors(text, spans, rows))
 
 
 _kept = Kept(KEPT)  # (text, its tokens' places, its rows' digest) -> ``_word_vectors``
 
 
 def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
-    """``Counterparts._vectors``, made (read-only: the kept arrays are shared)."""
+    """``word_vectors``, made (read-only: the kept arrays are shared)."""
     import numpy as np
 
     found: dict[str, tuple[int, int]] = {}

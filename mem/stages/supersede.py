@@ -58,6 +58,7 @@ SHARERS = 30  # memories sharing most of a correction's entities looked up besid
 NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbour (one piece of evidence)
 ALIGNED = True  # a close neighbour restating the older's claim with one value replaced or denied supersedes it
 COUNTERPARTS = True  # ... with words told otherwise matched by their token states (``mem.score.counterparts``)
+JUDGE = True  # what the rules leave, judged by a model of the pair's structure (``mem.score.replaces``)
 # cosine for an open contradicts edge when a correction on a related slot does not clearly replace it;
 # a semantic neighbour is close enough when the correction says what holds now ("Hana has the notifier
 # now" after "Olu owns the notifier service", .62): the edge only orders the two in search, newer first
@@ -205,6 +206,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # nothing to decide (live intake's memory is the newest: no candidates looked up)
         candidates = [other for other, sim in neighbours if sim >= NEIGHBOUR_MIN] if ALIGNED else []
         if not candidates:
+            _judged(ctx, rowid, memory, neighbours, superseded, incoming, tokens, kept)
             return superseded
         sharers = 0
     # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
@@ -238,6 +240,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
                 and corrections.related(reading, older.text):
             sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
+    if memory.id not in superseded:
+        _judged(ctx, rowid, memory, neighbours, superseded, incoming, tokens, kept)
     return superseded
 
 
@@ -251,22 +255,69 @@ def _counterparts(ctx: "Context", mine: tuple[int, "Memory", "Mapping[int, tuple
     from mem.score.counterparts import Counterparts
 
     def rows() -> tuple[Any, Any]:
-        from mem.score import tokens as states
-        from mem.store import token_states
-
-        form = states.token_form()
         (rowid, memory, pending), (other_rowid, other) = mine, theirs
-        stored = {r: blob[1] for r in (rowid, other_rowid) if (blob := (pending or {}).get(r)) and blob[0] == form}
-        unread = [r for r in (rowid, other_rowid) if r not in stored]  # the intake chunk's were not written yet
-        if unread:
-            stored |= token_states.get(ctx.store, unread, form)
-        # a memory stored by another embedder (or with no states): its states computed now
-        my_rows, their_rows = (states.expand(stored[r]) if r in stored else states.projected(
-            embedder.token_states([text])[0]) for r, text in ((rowid, memory.text), (other_rowid, other.text)))
+        found = _token_rows(ctx, [(rowid, memory.text), (other_rowid, other.text)], pending)
+        my_rows, their_rows = found[rowid], found[other_rowid]
         return (their_rows, my_rows) if newer_is_mine else (my_rows, their_rows)
 
     newer, older = (mine[1], theirs[1]) if newer_is_mine else (theirs[1], mine[1])
     return Counterparts(older.text, newer.text, rows, embedder.offsets)
+
+
+def _token_rows(ctx: "Context", texts: "Sequence[tuple[int, str]]",
+                pending: "Mapping[int, tuple[str, bytes]] | None") -> dict[int, Any]:
+    """Compact token rows (``mem.score.tokens``) of each ``(rowid, text)``: from ``pending`` (the intake
+    chunk's, not written yet), else stored, else (another embedder stored it, or no states) computed now."""
+    from mem.score import tokens as states
+    from mem.store import token_states
+
+    form = states.token_form()
+    stored = {r: blob[1] for r, _ in texts if (blob := (pending or {}).get(r)) and blob[0] == form}
+    unread = [r for r, _ in texts if r not in stored]
+    if unread:
+        stored |= token_states.get(ctx.store, unread, form)
+    return {r: states.expand(stored[r]) if r in stored else states.projected(ctx.embedder.token_states([text])[0])
+            for r, text in texts}
+
+
+def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
+            superseded: list[str], reading: Any, tokens: "Mapping[int, tuple[str, bytes]] | None",
+            kept: "RivalRows | None") -> None:
+    """The learned judgement (``mem.score.replaces``) of what the rules left: each of the memory's older
+    close neighbours it may replace, superseded at ``replaces.SUPERSEDE``, an open ``contradicts`` edge at
+    ``replaces.CONTRADICTS``. Only the newer side judges (the older neighbours of a memory are its
+    candidates), so an import of old data is left to the rules."""
+    from mem.score import replaces
+    from mem.store import lifecycle as sql
+
+    near = [(r, sim) for r, sim in neighbours if sim >= replaces.FLOOR and r != rowid]
+    if not JUDGE or not near or not hasattr(ctx.embedder, "offsets"):
+        return
+    lookup = kept.corrections if kept is not None else partial(sql.correction_candidates, ctx.store)
+    live = dict(lookup(rowid, memory.scope, [r for r, _ in near], limit=0))
+    olders = [(r, sim, live[r]) for r, sim in near if r in live and live[r].kind not in NOT_ASSERTED
+              and live[r].created_at < memory.created_at and _overlap(memory, live[r])][:replaces.NEAREST]
+    if not olders:
+        return
+    rows = _token_rows(ctx, [(rowid, memory.text), *((r, other.text) for r, _, other in olders)], tokens)
+    offsets = ctx.embedder.offsets
+    newer = replaces.Side(memory.text, memory.kind, memory.created_at,
+                          replaces.words_of(memory.text, offsets(memory.text), rows[rowid]))
+    for rank, (r, sim, other) in enumerate(olders, start=1):
+        if other.id in superseded:
+            continue
+        older = replaces.Side(other.text, other.kind, other.created_at,
+                              replaces.words_of(other.text, offsets(other.text), rows[r]))
+        best_other = max((s for o, s, _ in olders if o != r), default=replaces.FLOOR)
+        found = replaces.features(newer, older, sim, rank, best_other, reading)
+        p = replaces.probability(found)
+        if replaces.observed is not None:
+            replaces.observed.append((memory.id, other.id, found, p))
+        if p >= replaces.supersede_at():
+            _resolve(ctx, newer=memory, older=other, superseded=superseded, kept=kept)
+        elif p >= replaces.CONTRADICTS:
+            sql.add_edge(ctx.store, memory.id, other.id, layer="lifecycle", type="contradicts",
+                         at=ctx.now_iso(), weight=round(sim, 4))
 
 
 def changes(memory: "Memory", other: Any) -> bool:

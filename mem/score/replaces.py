@@ -1,0 +1,154 @@
+"""Whether a newer memory replaces an older close neighbour: a judgement learned from structure.
+
+Intake's rules (``mem.enrich.corrections``, ``mem.enrich.aligned``) supersede when they can read the
+change: an old value named, one value swapped in a restated claim. Most updates people write name neither
+("Grafana Loki keeps logs for 14 days." months after "... 30 days"), and on text nobody tuned the rules
+on they catch about a third. What they leave is judged here from the shape of the pair, not its wording:
+
+* where the older stands among the newer's older neighbours (the nearest, and by how much: a correction
+  is about one earlier fact, a sibling setting has a sibling beside it),
+* how much of the older's frame the newer tells again, word by word through their token states
+  (``mem.score.counterparts``'s word vectors), and which values each holds that the other lacks,
+* whether the newer reads as a change at all (``corrections.read``), names an old value the older states,
+  or is a plan; the kinds (a note or an episode tells what was said); the time between them.
+
+A logistic model over those features (``mem.score.replaces_model``, fitted by ``bench/slot_judge.py
+--write`` on real neighbourhoods of the studied coding sets, labelled by their ``meta.supersedes``;
+negatives are the other neighbours: siblings, plans, restatements) gives a probability. At ``SUPERSEDE``
+the newer supersedes the older; at ``CONTRADICTS`` it records an open ``contradicts`` edge, so search
+ranks the newer first where both answer (``mem.score.contradiction``) and ``mem verify`` lists it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import numpy as np
+
+FLOOR = 0.5  # cosine below which a pair is not judged (intake looks its neighbours up at .5: ``link.SEE_ALSO_MIN``)
+NEAREST = 8  # older neighbours judged per memory
+SUPERSEDE: float | None = None  # probability at which the newer supersedes the older (None: the model's own)
+CONTRADICTS = 0.35  # ... at which it records an open contradicts edge instead (bench/README.md: .2-.65 swept)
+_VALUE = re.compile(r"\d|[A-Z].*[A-Z]|[._/:-]\w")  # a word holding a value: a number, a cased name, an identifier
+_CASED = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
+_LETTERS = re.compile(r"[a-z]+")
+
+# Every judged pair's (newer id, older id, features, probability) is appended here when it is a list:
+# the bench reads what intake judged, so the model is fitted on exactly what it sees.
+observed: list[tuple[str, str, dict[str, float], float]] | None = None
+
+
+class Words(NamedTuple):
+    """A text's content words (first occurrences), their unit vectors, and whether each holds a value."""
+
+    words: list[str]
+    vectors: "np.ndarray"
+    values: "np.ndarray"
+
+
+class Side(NamedTuple):
+    text: str
+    kind: str
+    created_at: str
+    words: Words | None
+
+
+def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") -> Words:
+    """``text``'s content words with their token-state vectors (``counterparts.word_vectors``)."""
+    import numpy as np
+
+    from mem.score.counterparts import word_vectors
+    from mem.text import STOPWORDS
+
+    words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
+    raw: dict[str, str] = {}
+    for match in _CASED.finditer(text):
+        raw.setdefault(match[0].lower(), match[0])
+    keep = [i for i, w in enumerate(words) if w not in STOPWORDS and len(w) > 1]
+    values = np.array([bool(_VALUE.search(raw.get(words[i], words[i]))) for i in keep], dtype=bool)
+    return Words([words[i] for i in keep], vectors[keep], values)
+
+
+def features(newer: Side, older: Side, cos: float, rank: int, best_other: float, reading: Any) -> dict[str, float]:
+    """The pair's features (names as ``replaces_model.FEATURES``); ``reading``: ``corrections.read`` of the
+    newer (None: no change read); ``rank``: the older's place among the newer's judged older neighbours,
+    ``best_other``: the best cosine among the others (``FLOOR`` when alone: none below it is seen)."""
+    from mem.enrich import corrections
+    from mem.enrich.lexicon import UNREALISED
+    from mem.enrich.timestamps import parse_datetime
+
+    f = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
+         "kind_correction": float(newer.kind == "correction"),
+         "reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
+         "related": float(reading is not None and corrections.related(reading, older.text)),
+         "bare": float(reading is not None and reading.bare),
+         "names_old": float(reading is not None and corrections.names_old(reading, older.text) is not None),
+         "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED))}
+    f.update(_alignment(newer.words, older.words))
+    f["len_ratio"] = math.log((len(newer.text) + 1) / (len(older.text) + 1))
+    f["older_note"] = float(older.kind in ("note", "episode"))
+    f["newer_note"] = float(newer.kind in ("note", "episode"))
+    days = (parse_datetime(newer.created_at) - parse_datetime(older.created_at)).total_seconds() / 86400
+    f["log_days"] = math.log1p(max(days, 0.0))
+    return f
+
+
+def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
+    """How much of each text the other tells again (a word said alike: the same word, or token states
+    .8 alike), and the values each holds that the other does not say."""
+    import numpy as np
+
+    if newer is None or older is None or not newer.words or not older.words:
+        return dict.fromkeys(("cover_o", "cover_n", "old_value_lost", "new_value", "swap", "shared_value", "frame",
+                              "own_plain_o", "own_plain_n", "lead_swap"), 0.0)
+    sims = older.vectors @ newer.vectors.T
+    exact = np.array([[a == b for b in newer.words] for a in older.words], dtype=bool)
+    matched_o = exact.any(axis=1) | (sims.max(axis=1) >= 0.8)
+    matched_n = exact.any(axis=0) | (sims.max(axis=0) >= 0.8)
+    o_lost = float((older.values & ~exact.any(axis=1)).sum())
+    n_new = float((newer.values & ~exact.any(axis=0)).sum())
+    plain = ~older.values
+    lone_o, lone_n = ~matched_o & plain, ~matched_n & ~newer.values  # plain words the other does not tell again
+    return {"own_plain_o": min(float(lone_o.sum()), 5.0), "own_plain_n": min(float(lone_n.sum()), 5.0),
+            "lead_swap": float(_lead_swap(sims, lone_o, lone_n)), "cover_o": float(matched_o.mean()), "cover_n": float(matched_n.mean()),
+            "old_value_lost": min(o_lost, 3.0), "new_value": min(n_new, 3.0), "swap": float(o_lost > 0 and n_new > 0),
+            "shared_value": min(float((older.values & exact.any(axis=1)).sum()), 3.0),
+            "frame": float((matched_o & plain).sum() / max(1, plain.sum()))}
+
+
+LEAD = 3  # content words that open a text: where a qualifier tells a sibling ("Staging Postgres" / "Production Postgres")
+
+
+def _lead_swap(sims: "np.ndarray", lone_o: "np.ndarray", lone_n: "np.ndarray") -> bool:
+    """Whether each text opens with a plain word of its own that is the other's best counterpart (token
+    states alike at .5, not told again): two siblings named alike ("staging" / "production", "iOS" /
+    "Android") rather than one thing told again."""
+    lead = sims[:LEAD, :LEAD]
+    for i in range(lead.shape[0]):
+        j = int(lead[i].argmax())
+        if lone_o[i] and lone_n[j] and int(lead[:, j].argmax()) == i and lead[i, j] >= 0.5:
+            return True
+    return False
+
+
+def probability(f: dict[str, float], model: Any = None) -> float:
+    """The model's probability that the newer replaces the older (``model``: a module or object with
+    ``FEATURES``, ``MEAN``, ``SCALE``, ``WEIGHTS``, ``BIAS``; default ``mem.score.replaces_model``)."""
+    if model is None:
+        from mem.score import replaces_model as model
+    z = model.BIAS + sum(w * (f[name] - m) / s for name, m, s, w in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS))
+    return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+
+
+def supersede_at() -> float:
+    """The probability at which the newer supersedes the older: ``SUPERSEDE``, else the model's
+    (where its fitted pairs' precision reached .9)."""
+    if SUPERSEDE is not None:
+        return SUPERSEDE
+    from mem.score import replaces_model
+
+    return replaces_model.SUPERSEDE
