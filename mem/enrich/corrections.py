@@ -105,47 +105,50 @@ def _verb_words(*roles: str) -> frozenset[str]:
     return frozenset(form for verb, role in CHANGE_VERBS.items() if role in roles for form in _inflections(verb.split()[0]))
 
 
-_MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs("change", "replace", "transfer", "undo"), _verbs("replace"),
-                                                   _verbs("transfer"), _verbs("remove", "undo"))
+# the roles of the verbs of change each shape of ``_SHAPES`` is built around
+_MOVE, _REPLACE, _TRANSFER, _REMOVE = ("change", "replace", "transfer", "undo"), ("replace",), ("transfer",), ("remove", "undo")
+_MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs(*roles) for roles in (_MOVE, _REPLACE, _TRANSFER, _REMOVE))
 _SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]+(?: [\w./*@#+%'`"=-]+){{0,4}}?)"""  # 1-5 words, lazily
 _STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|before|until|so|and|but|when|while|which|who|than)\b)"
 _END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|before|until|so|but|when|while|which|who)\b)"
 _IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
 _NAME_LIKE = re.compile(r"(?=[\w./-]*[a-z])(?=[\w./-]*[\d_./-])[\w./-]+$")  # "europe-west1", "osm-loader", "v2.api"
 _CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
-# (pattern, which groups hold old/new) -- each is one shape of change around a verb of the table
-_SHAPES = [
+# Each shape of change around a verb of the table (groups old, new, new2, thing), with the whole words it needs
+# one of: a text with none of a shape's words is not searched for it (``read``)
+_SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     # switched / moved / raised / took over ... from|off A (to|onto B)
-    re.compile(rf"\b{_MOVE_RE}\b[^,;:.()\n]{{0,60}}?\b(?:from|off)\s+{_SPAN.format('old')}"
-               rf"(?:\s+(?:to|into|onto|over to)\s+{_SPAN.format('new')})?{_STOP}"),
+    (_verb_words(*_MOVE),
+     rf"\b{_MOVE_RE}\b[^,;:.()\n]{{0,60}}?\b(?:from|off)\s+{_SPAN.format('old')}"
+     rf"(?:\s+(?:to|into|onto|over to)\s+{_SPAN.format('new')})?{_STOP}"),
     # replaced / renamed / swapped A with|by|to|for B
-    re.compile(rf"\b{_REPLACE_RE}\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')}{_STOP}"),
+    (_verb_words(*_REPLACE),
+     rf"\b{_REPLACE_RE}\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')}{_STOP}"),
     # A was replaced by B / A was renamed to B / A was dropped / A is gone / with A gone
-    re.compile(rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
-               rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
+    (_verb_words(*_REPLACE, *_REMOVE) | {"gone"},
+     rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
+     rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
     # dropping / removed / retired / reverted A
-    re.compile(rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
+    (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
-    re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
-               rf"(?P<thing>[^,;:.\n]{{0,60}}?)\bto\s+{_SPAN.format('new')}{_STOP}"),
+    (_verb_words(*_TRANSFER),
+     rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
+     rf"(?P<thing>[^,;:.\n]{{0,60}}?)\bto\s+{_SPAN.format('new')}{_STOP}"),
     # instead of A / rather than A / , not A / no longer A (after "no longer" a lone word ending the
     # clause is a predicate, "no longer needed", not a value)
-    re.compile(rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
-               rf"\s+{_SPAN.format('old')}{_END}"),
+    ({"instead", "rather", "not", "never", "no"},
+     rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
+     rf"\s+{_SPAN.format('old')}{_END}"),
     # an identifier that is now / became another: "STRIPE_KEY is now STRIPE_SECRET_KEY"
-    re.compile(rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
+    ({"now", "became", "becomes", "turned"},
+     rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
     # a name that holds now: "the clinic-sync worker is called roster-sync now", "X is now named Y"
-    re.compile(rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
-               rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
+    ({"called", "named"},
+     rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
+     rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
-    re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
-]
-# The whole words each of ``_SHAPES`` needs one of, in its order (a verb of its roles, its fixed words):
-# a text with none of a shape's words is not searched for it (``read``)
-_SHAPE_WORDS = (_verb_words("change", "replace", "transfer", "undo"), _verb_words("replace"),
-                _verb_words("replace", "remove", "undo") | {"gone"}, _verb_words("remove", "undo"),
-                _verb_words("transfer"), frozenset({"instead", "rather", "not", "never", "no"}),
-                frozenset({"now", "became", "becomes", "turned"}), frozenset({"called", "named"}), frozenset({"longer"}))
+    ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
+]]
 _RUNS = re.compile(r"\w+")  # a text's whole words, as the shapes' word boundaries see them
 # An update without a named old value: a verb of change (not "settled at") or a marker word (``_NOW_RE``).
 _NOW = "|".join(sorted(CHANGE_MARKERS, key=len, reverse=True))
@@ -420,6 +423,12 @@ def _slot(before: tuple[str, ...]) -> set[str]:
     return set([w for w in before if w][-QUANTITY_WINDOW:])
 
 
+def _sentences(text: str) -> list[str]:
+    """``text`` cut after each sentence end, the ends kept: the pieces join back into ``text``."""
+    starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text))]
+    return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)])]
+
+
 def _sentence_of(text: str, at: int) -> int:
     """Where the sentence holding position ``at`` of ``text`` begins."""
     return max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
@@ -429,19 +438,17 @@ def _sentence_start(text: str, at: int) -> bool:
     return not text[:at].strip() or text[:at].rstrip()[-1] in ".;:!?\n"
 
 
-def _same_program(a: Setting, b: Setting) -> bool:
-    """Two commands of one program are two of its uses (`just test`, `just e2e local`), not a change."""
-    return a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0]
-
-
-def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
-    """Settings of one type: one kind, or numbers of one quantity ("400 days" and "13 months" are both
-    durations); with ``elided`` (a change), a number with no unit is also one of any unit, the unit
-    left out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
-    seconds", "sampling is 0.05 now" after "keeps 20%")."""
+def _rival(a: Setting, b: Setting, elided: bool) -> bool:
+    """Another value of one type: one kind, or numbers of one quantity ("400 days" and "13 months" are both
+    durations); with ``elided`` (a change), a number with no unit is also one of any unit, the unit left
+    out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
+    seconds", "sampling is 0.05 now" after "keeps 20%"). Two commands of one program are two of its uses
+    (`just test`, `just e2e local`), not a change."""
     # a version is a number too ("to 1.19" after "Flink 1.18"); a command of digits is not
     numbers = all(isinstance(v, float) or k.startswith("v ") for v, k in (a, b))
-    return quantity(a)[0] == quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
+    (kind_a, value_a), (kind_b, value_b) = quantity(a), quantity(b)
+    return (kind_a == kind_b or elided and numbers and PLAIN in (a[1], b[1])) and value_a != value_b \
+        and not (a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0])
 
 
 @lru_cache(maxsize=4096)
@@ -497,16 +504,14 @@ def _realised(text: str) -> str:
     >>> _realised("Notes: the spike is postponed, Joel shipped dark mode, and logs now stay 30 days.")
     'Notes:                         Joel shipped dark mode, and logs now stay 30 days.'
     """
-    out, start = [], 0
-    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
-        sentence = text[start:end]
+    out = []
+    for sentence in _sentences(text):
         clauses = _LISTED.split(sentence) if LISTED else [sentence]
         if len(clauses) < LISTED or sentence.rstrip().endswith("?"):
             clauses = [sentence]
         if len(clauses) > 1 and clauses[0].rstrip().endswith(":") and _unrealised(clauses[0]):
             clauses = [sentence]  # a lead that is a plan ("Plan for next quarter: ...") holds over its list
         out += [" " * len(clause) if _unrealised(clause) else clause for clause in clauses]
-        start = end
     return "".join(out)
 
 
@@ -539,7 +544,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     new: list[Value] = []
     handed: list[tuple[Value, Value]] = []
     runs = frozenset(_RUNS.findall(lowered))
-    for shape, needed in zip(_SHAPES, _SHAPE_WORDS):
+    for needed, shape in _SHAPES:
         if PREFILTER and needed.isdisjoint(runs):
             continue
         for match in shape.finditer(lowered):
@@ -574,7 +579,7 @@ def _named_verbs(text: str) -> str:
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
-_VERB_FORMS = frozenset(form for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
+_VERB_FORMS = _verb_words(*set(CHANGE_VERBS.values()))
 _CHANGE_STEMS = frozenset(_fold(form) for form in _VERB_FORMS)
 # Evidence a correction needs against one older memory: shared slot words, plus the content words of
 # the old value it states, plus one when the older memory is a semantic neighbour.
@@ -682,9 +687,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
         if quantity(mine) in stated or not need:  # "60 s" is stated by "1 minute"
             continue
         for other, their_before, their_slot in theirs:
-            if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
-                    or quantity(other)[1] == quantity(mine)[1] \
-                    or sum(1 for w in slot if _present(w, their_slot)) < need:
+            if not _rival(other, mine, elided=not reading.bare) or sum(1 for w in slot if _present(w, their_slot)) < need:
                 continue
             # the same said but for the values and, after them, a word each of its own ("6 pods in *prod*" / "2 pods
             # in *staging*"): two rows of one table
@@ -871,9 +874,8 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
         # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words stand
         # before each
         found = [(old, new) for new, before in my_settings.items() for old, their_before in their_settings.items()
-                 if quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new)
-                 and quantity(old)[1] != quantity(new)[1] and (near and old in my_settings or _relation(
-                     before, their_before, my_words, their_words, bare) != OTHER)]
+                 if quantity(new) not in stated and _rival(old, new, elided)
+                 and (near and old in my_settings or _relation(before, their_before, my_words, their_words, bare) != OTHER)]
         # a neighbour's value that rivals two of the older's says no one of them changed; one in the older's
         # very words with every value other is another row of a table ("Service number 19 listens on port
         # 8019" beside number 17 on 8017), not a change of it
@@ -894,12 +896,8 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
 
 def _answering(text: str, asked_words: frozenset[str]) -> str:
     """The realised sentences of ``text`` that name one of ``asked_words`` (a plan names no value)."""
-    out, start, text = [], 0, _realised(text)
-    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
-        sentence, start = text[start:end], end
-        if any(_named(w, _facts(sentence)[2]) for w in asked_words):
-            out.append(sentence)
-    return " ".join(out)
+    return " ".join(sentence for sentence in _sentences(_realised(text))
+                    if any(_named(w, _facts(sentence)[2]) for w in asked_words))
 
 
 def words_named(asked: str, text: str) -> frozenset[str]:
