@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
-from mem.enrich.corrections import quantity, typed
+from mem.enrich.settings import quantity, typed
 from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, EVERY, FREQUENCIES, FUNCTION_WORDS,
                                 NUMBER_WORDS, TOOLS, UNITS, UNREALISED, VALUE_ALIASES, words)
 from mem.text import stem
@@ -60,7 +60,7 @@ OWNED_UP = re.compile(r"\b(?:actually|in fact|turns out|correction|misremembered
 GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
 PREFACE = True
 PERIODS = True  # "every hour", "once per second", "weekly": a period, a rival of "every 10 minutes", "interval: 60 s"
-# corrections' value shapes (``corrections.typed``) as this module types them: a command and an address are no rivals
+# the value shapes of ``settings.typed`` as this module types them: a command and an address are no rivals
 _KINDS = {"`": "ident:command", "url": "ident:url", "clock": "clock", "day": "weekday"}
 SIBLINGS = True  # the same said of two siblings ("Hospital A" / "Hospital B") is no correction: ``_siblings``
 CASED_TOOLS = True  # a name and a tool are rival values only when both are written as names (capitalised)
@@ -357,7 +357,7 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
 
 @lru_cache(maxsize=1 << 14)  # a store's words recur
 def _typed(token: str, lower: str, at_start: bool) -> Word:
-    if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
+    if shaped := typed(token):  # a command, an address, a time of day, a weekday: as ``settings`` reads them
         return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
         return Word(FREQUENCIES[lower], token, "quantity:duration" if PERIODS else "frequency")
@@ -392,7 +392,7 @@ def _name(surface: str) -> Word:
 
 def _amount(number: str, tokens: list[str], at: int, unit_at: int) -> Word:
     """The amount ``number`` of the unit at ``tokens[unit_at]``, keyed by its value in its quantity's
-    smallest unit (``corrections.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
+    smallest unit (``settings.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
     measure, value = quantity((_number(number), UNITS[tokens[unit_at].lower()]))
     key = f"{value:g}" if isinstance(value, float) else value
     return Word(key, " ".join(tokens[at:unit_at + 1]), "quantity:" + measure)
