@@ -115,10 +115,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
         return None
     if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
         old_all = _text(older).all
-        for clause in _claim(newer, older).clauses:
-            if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
-                return "denied"
-        return None
+        return "denied" if any(_denied(clause, old_all) for clause in _claim(newer, older).clauses) else None
     owned_up = _owned_up(newer)
     for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
         if _shares(*found, alike, owned_up, newer):
@@ -466,7 +463,7 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
 
 
 def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word], alike: Alike | None,
-            owned_up: bool = False, newer: str = "") -> bool:
+            owned_up: bool, newer: str) -> bool:
     """Whether two clauses holding ``swap`` (a value of the older's swapped for another of its type, placed
     as ``_placed`` wants: ``_placed_swaps``) are about one thing: the newer names a third of the older's
     words or more; apart from the words around the two values (the predicate told otherwise: "keeps" and
@@ -579,11 +576,13 @@ def _end(word: Word) -> int:
 
 
 def _denied(clause: tuple[Word, ...], old: list[Word]) -> bool:
-    """The clause negates the older's claim: it names two of its words (or one value) and little else,
-    and no word of the older is swapped for another, i.e. the two do not both have words of their own on
-    one side of what they share ("*production* has no debug logging" denies no "*staging* has debug
-    logging", nor "Redis is not used for *sessions*" "Redis is used for *caching*"; "bank transfer is no
-    longer offered at checkout" does deny "customers can pay by bank transfer")."""
+    """The clause negates the older's claim: it says a negator, names two of the older's words (or one value)
+    and little else, and no word of the older is swapped for another, i.e. the two do not both have words of
+    their own on one side of what they share ("*production* has no debug logging" denies no "*staging* has
+    debug logging", nor "Redis is not used for *sessions*" "Redis is used for *caching*"; "bank transfer is
+    no longer offered at checkout" does deny "customers can pay by bank transfer")."""
+    if NEGATORS.isdisjoint(w.surface.lower() for w in clause):
+        return False
     rest = [w for w in clause if w.surface.lower() not in NEGATORS and w.surface.lower() not in _CHANGE_WORDS]
     shared = [w for w in rest if _matched(w, old)]
     if len(shared) < 2 and not any(w.type for w in shared) or 2 * len(shared) < len(rest):
