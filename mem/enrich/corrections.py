@@ -180,10 +180,6 @@ class Reading:
     marked: bool = False  # a marker of what holds now ("now", "from now on", "no longer", "after all", ...)
 
 
-# A word of letters and digits ("fp-3", "eu-west1", "v2") in a newer slot and not in the older text names
-# another member of a series, not a narrower slot of the older's (``_relation``); False: it narrows.
-IDENTIFIED = True
-_MEMBER = re.compile(r"(?=\S*[a-z])(?=\S*\d)\S+")
 @lru_cache(maxsize=4096)  # read of each older text by corrects, related and _rivals alike
 def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]:
     """Content words, numbers, and content words with the parts of compound ones ("per-organization",
@@ -252,12 +248,11 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         if PREFILTER and needed.isdisjoint(runs):
             continue
         for match in shape.finditer(lowered):
+            found = {name: Value.of(raw) for name, raw in match.groupdict().items() if raw}
             for name, into in (("old", old), ("new", new), ("new2", new)):
-                raw = match.groupdict().get(name)
-                value = Value.of(raw) if raw else None
-                if value is not None and value not in into:
+                if (value := found.get(name)) is not None and value not in into:
                     into.append(value)
-            giver, thing = (Value.of(match.groupdict().get(name) or "") for name in ("old", "thing"))
+            giver, thing = found.get("old"), found.get("thing")
             if giver is not None and thing is not None and thing.terms:
                 handed.append((giver, thing))
     marked = bool(_NOW_RE.search(lowered))
@@ -342,6 +337,11 @@ def _named(word: str, text_words: frozenset[str]) -> bool:
     return _present(word, text_words) or any(_akin(word, w) for w in text_words if w[:4] == word[:4])
 
 
+# A word of letters and digits ("fp-3", "eu-west1", "v2") in a newer slot and not in the older text names
+# another member of a series, not a narrower slot of the older's (``_relation``).
+_MEMBER = re.compile(r"(?=\S*[a-z])(?=\S*\d)\S+")
+
+
 def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],
               their_words: frozenset[str], bare: bool = False) -> str:
     """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
@@ -370,7 +370,7 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
         return OTHER
     missing = [w for w in slot if not _present(w, their_words)]
     if bare and missing == list(mine[:1]) and mine[1:2] == ("",) \
-            or IDENTIFIED and any(_MEMBER.fullmatch(w) and w not in their_words for w in slot):
+            or any(_MEMBER.fullmatch(w) and w not in their_words for w in slot):
         return OTHER
     return SAME if not missing or (len(missing) == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
 
