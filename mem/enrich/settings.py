@@ -10,7 +10,7 @@ read as digits. Stdlib only, pure, cached.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from mem.enrich.lexicon import (CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST, NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF,
@@ -273,10 +273,13 @@ def _slot(before: tuple[str, ...]) -> set[str]:
     return set([w for w in before if w][-QUANTITY_WINDOW:])
 
 
-def _sentences(text: str) -> list[str]:
+def _sentences(text: str) -> Iterator[str]:
     """``text`` cut after each sentence end, the ends kept: the pieces join back into ``text``."""
-    starts = [0, *(m.end() for m in _SENTENCE_END.finditer(text))]
-    return [text[start:end] for start, end in zip(starts, [*starts[1:], len(text)])]
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        yield text[start:match.end()]
+        start = match.end()
+    yield text[start:]
 
 
 def _sentence_of(text: str, at: int) -> int:
@@ -294,11 +297,12 @@ def _rival(a: Setting, b: Setting, elided: bool) -> bool:
     out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
     seconds", "sampling is 0.05 now" after "keeps 20%"). Two commands of one program are two of its uses
     (`just test`, `just e2e local`), not a change."""
-    # a version is a number too ("to 1.19" after "Flink 1.18"); a command of digits is not
-    numbers = all(isinstance(v, float) or k.startswith("v ") for v, k in (a, b))
     (kind_a, value_a), (kind_b, value_b) = quantity(a), quantity(b)
-    return (kind_a == kind_b or elided and numbers and PLAIN in (a[1], b[1])) and value_a != value_b \
-        and not (a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0])
+    if value_a == value_b or a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0]:
+        return False
+    # a version is a number too ("to 1.19" after "Flink 1.18"); a command of digits is not
+    return kind_a == kind_b or elided and PLAIN in (a[1], b[1]) and all(
+        isinstance(v, float) or k.startswith("v ") for v, k in (a, b))
 
 
 @lru_cache(maxsize=4096)
