@@ -99,7 +99,7 @@ TEXTS = sorted({text for pair in PAIRS for text in pair})
 def test_corrections_read_alike_with_and_without_their_word_prefilters(monkeypatch: pytest.MonkeyPatch) -> None:
     """``read`` searches a change shape only in a text holding one of its words, and ``_numerals`` looks for
     a number spelled out only in a text holding one of the number words: the same readings either way."""
-    from mem.enrich import corrections
+    from mem.enrich import corrections, settings
     from mem.runtime import clear_reader_caches
 
     def readings() -> list[Any]:
@@ -109,6 +109,7 @@ def test_corrections_read_alike_with_and_without_their_word_prefilters(monkeypat
 
     with_prefilter = readings()
     monkeypatch.setattr(corrections, "PREFILTER", False)
+    monkeypatch.setattr(settings, "PREFILTER", False)
     try:
         assert with_prefilter == readings()
     finally:
@@ -117,9 +118,9 @@ def test_corrections_read_alike_with_and_without_their_word_prefilters(monkeypat
 
 
 def test_typed_values_are_found_shape_by_shape_as_the_alternation_finds_them() -> None:
-    """``corrections._typed_in`` (each value shape searched on its own) gives what ``_TYPED.finditer`` gives,
+    """``settings._typed_in`` (each value shape searched on its own) gives what ``_TYPED.finditer`` gives,
     on every text whole, lowercased and cut short (lookarounds at the ends)."""
-    from mem.enrich import corrections
+    from mem.enrich import settings
 
     def spans(matches: Any) -> list[tuple[int, int, str | None, str]]:
         return [(m.start(), m.end(), m.lastgroup, m[m.lastindex + 1]) for m in matches]
@@ -129,8 +130,8 @@ def test_typed_values_are_found_shape_by_shape_as_the_alternation_finds_them() -
         for variant in (text, text.lower()):
             for cut in (len(variant), len(variant) // 2, len(variant) // 3):
                 part = variant[:cut]
-                expected = spans(corrections._TYPED.finditer(part))
-                assert spans(corrections._typed_in(part)) == expected, part
+                expected = spans(settings._TYPED.finditer(part))
+                assert spans(settings._typed_in(part)) == expected, part
                 found += len(expected)
     assert found >= 500
 

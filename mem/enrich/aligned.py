@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
-from mem.enrich.corrections import quantity, typed
+from mem.enrich.settings import quantity, typed
 from mem.enrich.lexicon import (ARTICLES, CHANGE_MARKERS, CHANGE_VERBS, EVERY, FREQUENCIES, FUNCTION_WORDS,
                                 NUMBER_WORDS, TOOLS, UNITS, UNREALISED, VALUE_ALIASES, words)
 from mem.text import stem
@@ -60,7 +60,7 @@ OWNED_UP = re.compile(r"\b(?:actually|in fact|turns out|correction|misremembered
 GENERIC = frozenset(stem(w) for w in words("version value setting number default current"))
 PREFACE = True
 PERIODS = True  # "every hour", "once per second", "weekly": a period, a rival of "every 10 minutes", "interval: 60 s"
-# corrections' value shapes (``corrections.typed``) as this module types them: a command and an address are no rivals
+# the value shapes of ``settings.typed`` as this module types them: a command and an address are no rivals
 _KINDS = {"`": "ident:command", "url": "ident:url", "clock": "clock", "day": "weekday"}
 SIBLINGS = True  # the same said of two siblings ("Hospital A" / "Hospital B") is no correction: ``_siblings``
 CASED_TOOLS = True  # a name and a tool are rival values only when both are written as names (capitalised)
@@ -115,10 +115,7 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
         return None
     if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
         old_all = _text(older).all
-        for clause in _claim(newer, older).clauses:
-            if NEGATORS & {w.surface.lower() for w in clause} and _denied(clause, old_all):
-                return "denied"
-        return None
+        return "denied" if any(_denied(clause, old_all) for clause in _claim(newer, older).clauses) else None
     owned_up = _owned_up(newer)
     for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
         if _shares(*found, alike, owned_up, newer):
@@ -357,7 +354,7 @@ def _unit_at(tokens: list[str], i: int) -> int | None:
 
 @lru_cache(maxsize=1 << 14)  # a store's words recur
 def _typed(token: str, lower: str, at_start: bool) -> Word:
-    if shaped := typed(token):  # a command, an address, a time of day, a weekday: as corrections reads settings
+    if shaped := typed(token):  # a command, an address, a time of day, a weekday: as ``settings`` reads them
         return Word(shaped[0], token, _KINDS.get(shaped[1], "ident:other"))
     if lower in FREQUENCIES:
         return Word(FREQUENCIES[lower], token, "quantity:duration" if PERIODS else "frequency")
@@ -392,7 +389,7 @@ def _name(surface: str) -> Word:
 
 def _amount(number: str, tokens: list[str], at: int, unit_at: int) -> Word:
     """The amount ``number`` of the unit at ``tokens[unit_at]``, keyed by its value in its quantity's
-    smallest unit (``corrections.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
+    smallest unit (``settings.quantity``: "2 min" and "120 s" are one key) and typed by its quantity."""
     measure, value = quantity((_number(number), UNITS[tokens[unit_at].lower()]))
     key = f"{value:g}" if isinstance(value, float) else value
     return Word(key, " ".join(tokens[at:unit_at + 1]), "quantity:" + measure)
@@ -466,7 +463,7 @@ def _matched(word: Word, others: "list[Word] | tuple[Word, ...]") -> bool:
 
 
 def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word], alike: Alike | None,
-            owned_up: bool = False, newer: str = "") -> bool:
+            owned_up: bool, newer: str) -> bool:
     """Whether two clauses holding ``swap`` (a value of the older's swapped for another of its type, placed
     as ``_placed`` wants: ``_placed_swaps``) are about one thing: the newer names a third of the older's
     words or more; apart from the words around the two values (the predicate told otherwise: "keeps" and
@@ -579,11 +576,13 @@ def _end(word: Word) -> int:
 
 
 def _denied(clause: tuple[Word, ...], old: list[Word]) -> bool:
-    """The clause negates the older's claim: it names two of its words (or one value) and little else,
-    and no word of the older is swapped for another, i.e. the two do not both have words of their own on
-    one side of what they share ("*production* has no debug logging" denies no "*staging* has debug
-    logging", nor "Redis is not used for *sessions*" "Redis is used for *caching*"; "bank transfer is no
-    longer offered at checkout" does deny "customers can pay by bank transfer")."""
+    """The clause negates the older's claim: it says a negator, names two of the older's words (or one value)
+    and little else, and no word of the older is swapped for another, i.e. the two do not both have words of
+    their own on one side of what they share ("*production* has no debug logging" denies no "*staging* has
+    debug logging", nor "Redis is not used for *sessions*" "Redis is used for *caching*"; "bank transfer is
+    no longer offered at checkout" does deny "customers can pay by bank transfer")."""
+    if NEGATORS.isdisjoint(w.surface.lower() for w in clause):
+        return False
     rest = [w for w in clause if w.surface.lower() not in NEGATORS and w.surface.lower() not in _CHANGE_WORDS]
     shared = [w for w in rest if _matched(w, old)]
     if len(shared) < 2 and not any(w.type for w in shared) or 2 * len(shared) < len(rest):

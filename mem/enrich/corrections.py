@@ -34,49 +34,16 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from mem.enrich.lexicon import (ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST,
-                               NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF, TOOLS, UNITS, UNREALISED)
-from mem.text import stem as _stem
+from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, UNITS, UNREALISED
+# the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
+from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
+                                 _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival, _sentences,
+                                 _settings, _show, _slot, quantity, typed, words)
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
-
-_WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
-_NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
-_NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/[a-z]+)?)?")  # "30 seconds", "30s", "a 30-minute window"
-
-
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-# a unit's count in words: "ten minutes", "one week each", "half an hour"
-_COUNT_WORDS = {**NUMBER_WORDS, "one": "1", "half a": "0.5", "half an": "0.5"}
-_SPELLED = re.compile(rf"\b({'|'.join(_COUNT_WORDS)})(?=[\s-]+(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\b)",
-                      re.IGNORECASE)
-_COUNT_FIRST = frozenset(re.match(r"\w+", w)[0] for w in _COUNT_WORDS)  # what ``_SPELLED`` starts at, a whole word
-_DEGREES = re.compile(r"\s*°\s*C\b")  # "2 °C" is 2 degc, one unit as "2 V" is
-
-
-@lru_cache(maxsize=8192)  # each text's, by every reader of it (its settings, facts, reading; a pair's own words)
-def _numerals(text: str) -> str:
-    """Numbers as digits: thousands separators dropped ("£2,500" is 2500, not 2 and 500) and a number
-    spelled out before a unit read as one ("ten minutes" is 10 minutes, "half an hour" 0.5 hour).
-
-    >>> _numerals("limit £2,500 a day, tokens last ten minutes, one topic each, half an hour at 2 °C")
-    'limit £2500 a day, tokens last 10 minutes, one topic each, 0.5 hour at 2 degc'
-    """
-    text = _DEGREES.sub(" degc", _THOUSANDS.sub("", text))
-    if PREFILTER and text.isascii() and _COUNT_FIRST.isdisjoint(_RUNS.findall(text.lower())):
-        return text  # no number word at all (a word of another script may match one without its case)
-    return _SPELLED.sub(lambda m: _COUNT_WORDS[" ".join(m[1].lower().split())], text)
-
-
-def _inflections(verb: str) -> set[str]:
-    """``verb``'s forms: "move" -> moves, moved, moving; "drop" -> dropped, dropping; "cut" -> cutting."""
-    root = verb[:-1] if verb.endswith("e") else verb
-    return {verb, verb + "s", verb + "es", verb + "d", root + "ed", root + "ing", verb + verb[-1] + "ed",
-            verb + verb[-1] + "ing"}
 
 
 def _verbs(*roles: str) -> str:
@@ -105,48 +72,50 @@ def _verb_words(*roles: str) -> frozenset[str]:
     return frozenset(form for verb, role in CHANGE_VERBS.items() if role in roles for form in _inflections(verb.split()[0]))
 
 
-_MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs("change", "replace", "transfer", "undo"), _verbs("replace"),
-                                                   _verbs("transfer"), _verbs("remove", "undo"))
+# the roles of the verbs of change each shape of ``_SHAPES`` is built around
+_MOVE, _REPLACE, _TRANSFER, _REMOVE = ("change", "replace", "transfer", "undo"), ("replace",), ("transfer",), ("remove", "undo")
+_MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs(*roles) for roles in (_MOVE, _REPLACE, _TRANSFER, _REMOVE))
 _SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]+(?: [\w./*@#+%'`"=-]+){{0,4}}?)"""  # 1-5 words, lazily
 _STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|before|until|so|and|but|when|while|which|who|than)\b)"
 _END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|before|until|so|but|when|while|which|who)\b)"
 _IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
 _NAME_LIKE = re.compile(r"(?=[\w./-]*[a-z])(?=[\w./-]*[\d_./-])[\w./-]+$")  # "europe-west1", "osm-loader", "v2.api"
 _CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
-# (pattern, which groups hold old/new) -- each is one shape of change around a verb of the table
-_SHAPES = [
+# Each shape of change around a verb of the table (groups old, new, new2, thing), with the whole words it needs
+# one of: a text with none of a shape's words is not searched for it (``read``)
+_SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     # switched / moved / raised / took over ... from|off A (to|onto B)
-    re.compile(rf"\b{_MOVE_RE}\b[^,;:.()\n]{{0,60}}?\b(?:from|off)\s+{_SPAN.format('old')}"
-               rf"(?:\s+(?:to|into|onto|over to)\s+{_SPAN.format('new')})?{_STOP}"),
+    (_verb_words(*_MOVE),
+     rf"\b{_MOVE_RE}\b[^,;:.()\n]{{0,60}}?\b(?:from|off)\s+{_SPAN.format('old')}"
+     rf"(?:\s+(?:to|into|onto|over to)\s+{_SPAN.format('new')})?{_STOP}"),
     # replaced / renamed / swapped A with|by|to|for B
-    re.compile(rf"\b{_REPLACE_RE}\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')}{_STOP}"),
+    (_verb_words(*_REPLACE),
+     rf"\b{_REPLACE_RE}\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')}{_STOP}"),
     # A was replaced by B / A was renamed to B / A was dropped / A is gone / with A gone
-    re.compile(rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
-               rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
+    (_verb_words(*_REPLACE, *_REMOVE) | {"gone"},
+     rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
+     rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
     # dropping / removed / retired / reverted A
-    re.compile(rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
+    (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
-    re.compile(rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
-               rf"(?P<thing>[^,;:.\n]{{0,60}}?)\bto\s+{_SPAN.format('new')}{_STOP}"),
+    (_verb_words(*_TRANSFER),
+     rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
+     rf"(?P<thing>[^,;:.\n]{{0,60}}?)\bto\s+{_SPAN.format('new')}{_STOP}"),
     # instead of A / rather than A / , not A / no longer A (after "no longer" a lone word ending the
     # clause is a predicate, "no longer needed", not a value)
-    re.compile(rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
-               rf"\s+{_SPAN.format('old')}{_END}"),
+    ({"instead", "rather", "not", "never", "no"},
+     rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
+     rf"\s+{_SPAN.format('old')}{_END}"),
     # an identifier that is now / became another: "STRIPE_KEY is now STRIPE_SECRET_KEY"
-    re.compile(rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
+    ({"now", "became", "becomes", "turned"},
+     rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
     # a name that holds now: "the clinic-sync worker is called roster-sync now", "X is now named Y"
-    re.compile(rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
-               rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
+    ({"called", "named"},
+     rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
+     rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
-    re.compile(rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
-]
-# The whole words each of ``_SHAPES`` needs one of, in its order (a verb of its roles, its fixed words):
-# a text with none of a shape's words is not searched for it (``read``)
-_SHAPE_WORDS = (_verb_words("change", "replace", "transfer", "undo"), _verb_words("replace"),
-                _verb_words("replace", "remove", "undo") | {"gone"}, _verb_words("remove", "undo"),
-                _verb_words("transfer"), frozenset({"instead", "rather", "not", "never", "no"}),
-                frozenset({"now", "became", "becomes", "turned"}), frozenset({"called", "named"}), frozenset({"longer"}))
-_RUNS = re.compile(r"\w+")  # a text's whole words, as the shapes' word boundaries see them
+    ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
+]]
 # An update without a named old value: a verb of change (not "settled at") or a marker word (``_NOW_RE``).
 _NOW = "|".join(sorted(CHANGE_MARKERS, key=len, reverse=True))
 _CHANGE_VERB_WORDS = _verb_words("change", "replace", "transfer", "remove", "undo")
@@ -154,29 +123,6 @@ _CHANGED = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove',
 # A marker says what holds from now on in place of what held ("Hana has the notifier now"); a verb of
 # change alone may report an event ("last week we migrated the billing worker to the new queue").
 _NOW_RE = re.compile(rf"\b(?:{_NOW})\b")
-
-
-def words(text: str) -> list[str]:
-    """Lowercase word tokens (paths, dotted names and hyphenated words kept whole)."""
-    return _WORD.findall(text.lower())
-
-
-@lru_cache(maxsize=1 << 16)  # a store's words recur
-def _fold(token: str) -> str:
-    """``token`` stemmed, irregular past forms folded, and the consonant an inflection doubled undone:
-    "capped" and "cap", "planning" and "plan" are one word ("ll", "ss", "zz" stay: "installed")."""
-    word = _stem(IRREGULAR_PAST.get(token, token))
-    if word != token and len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeioulsz":
-        return word[:-1]
-    return word
-
-
-def _content_words(tokens: list[str]) -> list[str]:
-    return [_fold(t) for t in tokens if t not in FUNCTION_WORDS and not _NUMBER.match(t) and len(t) > 1]
-
-
-def _content(tokens: list[str]) -> frozenset[str]:
-    return frozenset(_content_words(tokens))
 
 
 @dataclass(frozen=True)
@@ -234,245 +180,6 @@ class Reading:
     marked: bool = False  # a marker of what holds now ("now", "from now on", "no longer", "after all", ...)
 
 
-# A word of letters and digits ("fp-3", "eu-west1", "v2") in a newer slot and not in the older text names
-# another member of a series, not a narrower slot of the older's (``_relation``); False: it narrows.
-IDENTIFIED = True
-_MEMBER = re.compile(r"(?=\S*[a-z])(?=\S*\d)\S+")
-QUANTITY_WINDOW = 4  # content words of its sentence before a value that name what it sets ("the rate limit is 600")
-# A setting is a typed value: ``(number, unit)`` ("30 seconds", "30s" and "30 sec" are ``(30.0, "s")``),
-# ``(command, "`")`` for a command in backticks (what a how-to says to run), ``(address, "url")``, a time
-# of day ``("03:00", "clock")``, a day of the week or a run of days ``("monday-thursday", "day")`` (a rota or a
-# cadence: "Kwame Monday to Wednesday" -> "Kwame Monday to Thursday") and, in a text that reads as a change, a version of a named tool
-# ``("1.9", "v kotlin")`` (several versions are often all true: "3.12 is supported as well") and
-# ``(number, "#")`` for a number with no unit ("line length is now 120").
-Setting = tuple["float | str", str]
-COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL, NAME = "`", "url", "#", "clock", "day", "channel", "name"
-_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
-# What a value of each type looks like (matched on lowercased text), and how one is written down.
-_VALUE_SHAPES = {
-    COMMAND: (r"`([^`\n]{1,80})`", lambda v: " ".join(v.split())),
-    # an address of any scheme: a web page, a bucket ("s3://verdant-lake/features"), a database
-    URL: (r"\b([a-z][a-z0-9+.-]*://[^\s<>()`'\"]+[\w/])", lambda v: v.rstrip("/")),
-    CHANNEL: (r"(?<![\w&#/])(#[a-z][\w-]*[a-z0-9])", str),  # a chat channel: "#cobalt-help"
-    CLOCK: (r"(?<![\w:.])((?:[01]?\d|2[0-3]):[0-5]\d)(?![\w:])", lambda v: f"{int(v.split(':')[0]):02d}:{v.split(':')[1]}"),
-    DAY: (rf"\b((?i:{_WEEKDAY}(?:s?\s*(?:-|to|through)\s*{_WEEKDAY})?))s?\b", lambda v: "-".join(re.findall(_WEEKDAY, v))),
-    # a hyphenated name whose last word ends in a number ("europe-west4", "us-central1"): one of a series,
-    # whose other members share its letters (the type is the name with its numbers blanked:
-    # "europe-west#"); a number on its own after a hyphen counts items ("BB-231", "dunning-2", "SHA-256")
-    NAME: (r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]+\d+)(?![\w/-])", str),
-}
-_TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
-# each shape of ``_TYPED`` on its own, in its order, with what every match of it holds (in the lowercased
-# text): ``_typed_in`` scans with them, and not at all for a shape whose mark the text lacks
-_MARKS = {COMMAND: "`", URL: "://", CHANNEL: "#", CLOCK: ":", DAY: "day", NAME: "-"}
-_TYPED_EACH = tuple((re.compile(f"(?P<{'code' if kind == COMMAND else kind}>{shape})"), _MARKS[kind])
-                    for kind, (shape, _) in _VALUE_SHAPES.items())
-
-
-def _typed_in(text: str) -> list[re.Match[str]]:
-    """The matches ``_TYPED.finditer(text)`` gives, found shape by shape: at each position the alternation
-    takes its first shape that matches there, and each shape's own search finds the first position it
-    matches at, so the leftmost of the shapes' next matches (the earlier shape on a tie) is the
-    alternation's next one. A third of the time of the alternation's scan, which tries every shape at
-    every position (no shape matches an empty string, so a scan goes on at a match's end)."""
-    lowered = text.lower()
-    shapes = [shape for shape, mark in _TYPED_EACH if mark in lowered]
-    found = [shape.search(text) for shape in shapes]
-    out: list[re.Match[str]] = []
-    at = 0
-    while True:
-        best = None
-        for i, match in enumerate(found):
-            if match is not None and match.start() < at:
-                match = found[i] = shapes[i].search(text, at)
-            if match is not None and (best is None or match.start() < best.start()):
-                best = match
-        if best is None:
-            return out
-        out.append(best)
-        at = best.end()
-
-
-def _blanked(text: str, matches: list[re.Match[str]]) -> str:
-    """``text`` with each of ``matches`` (in order, not overlapping) blanked: ``_TYPED.sub`` by spaces."""
-    if not matches:
-        return text
-    parts, at = [], 0
-    for match in matches:
-        parts += [text[at:match.start()], " " * (match.end() - match.start())]
-        at = match.end()
-    parts.append(text[at:])
-    return "".join(parts)
-
-
-def _shaped(match: re.Match[str]) -> Setting:
-    """A value ``_TYPED`` matched, written down, and its kind."""
-    kind = COMMAND if match.lastgroup == "code" else match.lastgroup
-    return _VALUE_SHAPES[kind][1](match[match.lastindex + 1]), kind
-
-
-def typed(token: str) -> Setting | None:
-    """``(value, kind)`` when the whole token is a value of one of ``_VALUE_SHAPES`` (what ``aligned`` types
-    a word by too), else None.
-
-    >>> typed("9:30"), typed("Mondays"), typed("`make  test`"), typed("port")
-    (('09:30', 'clock'), ('monday', 'day'), ('make test', '`'), None)
-    """
-    match = _TYPED.fullmatch(token.lower())
-    return _shaped(match) if match else None
-# The word right before a number with no unit: a version when it names a tool ("Kotlin 2.0", "Node 20")
-# or is capitalised inside a sentence ("on Spring Boot 3.2").
-_NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
-# A number with no unit of its own that opens a range ("from 60 to 120 seconds"): the unit and the
-# words before it are the range's.
-_RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
-_NAMED_NUMBER = re.compile(r"[a-z]-$")  # what ends right before a number that closes a name
-_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
-# A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
-# "default", whose next word may be a verb ("the retry count defaults to 3").
-# A year told as when ("in 2026", "since 2024"), not a setting.
-_YEAR = re.compile(r"\b(?:in|since|until|during|before|after|of)\s+(?:19|20)\d\d$")
-_COUNTED = re.compile(r"\b(?:max|maximum|min|minimum)\s+(?:number\s+of\s+)?(?P<noun>[a-z]{3,}s)\b")
-
-
-@lru_cache(maxsize=4096)
-def _settings(text: str, plain: bool = False) -> dict[Setting, tuple[str, ...]]:
-    return {setting: before for setting, (before, _) in _placed(text, plain).items()}
-
-
-@lru_cache(maxsize=4096)
-def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ...], int]]:
-    """Each setting the text states -> the content words of its sentence before it, in order (the
-    last ``QUANTITY_WINDOW`` are its slot); words of change and of quantity ("size", "maximum") left
-    out. Both ends of "from 60 to 120 seconds" are seconds, with the words before the range.
-    ``plain``: numbers without a unit too.
-
-    >>> _placed("Raised the MQTT keepalive from 60 to 120 seconds.")[(60.0, 's')]
-    (('mqtt', 'keepalive', ''), 31)
-    >>> _settings("Done. API tests are now `just test`; the export runs at 3:00 on Kotlin 2.0.", plain=True)
-    {('just test', '`'): ('api', 'test', ''), ('03:00', 'clock'): ('export', ''), ('2.0', 'v kotlin'): ('export', '', 'kotlin')}
-    """
-    text = _numerals(text)
-    lowered = text.lower()
-    values = _typed_in(lowered)
-    blanked = _blanked(lowered, values)  # numbers inside code or addresses are not settings
-    out: dict[Setting, tuple[tuple[str, ...], int]] = {}
-
-    def put(key: Setting, start: int) -> None:
-        sentence = _sentence_of(blanked, start)
-        before = text[sentence:start]
-        out.setdefault(key, (_phrase(_CASED_WORD.findall(_blanked(before, _typed_in(before)))), start))
-
-    for match in values:
-        value, kind = _shaped(match)
-        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start())
-    opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
-    for match in _NUM_UNIT.finditer(blanked):
-        number, unit = match.groups()
-        if _NAMED_NUMBER.search(blanked, 0, match.start()):
-            continue  # a number closing a name ("FP-3 prototypes", "SHA-256 digests") is part of the name
-        if unit not in UNITS and blanked[match.end(1):match.end(1) + 1] == "-":
-            unit = None  # "a 30-minute window" is 30 min, "1234-abcd" no count of abcds
-        if not unit or unit in FUNCTION_WORDS:
-            # a bare number counts what its sentence's quantity head names: "max waypoints ... bumped to 50"
-            # is 50 waypoints, as "accepts at most 25 waypoints" is 25
-            counted = _COUNTED.search(blanked, _sentence_of(blanked, match.start()), match.start())
-            unit = counted["noun"] if counted else unit
-        if not unit or unit in FUNCTION_WORDS or unit not in UNITS and not (len(unit) > 3 and unit.endswith("s")):
-            # a unit is a known one or a counted plural ("40 connections"); "tenant 3 expire" has none
-            name = _NAME_BEFORE.search(blanked, max(0, match.start() - 40), match.start())
-            if plain and name and (name[1] in TOOLS or "." in number and text[name.start(1)].isupper()
-                                   and not _sentence_start(blanked, name.start(1))):
-                put((number, f"v {name[1]}"), match.start())
-            elif _RANGE.match(blanked, match.start()):
-                opened.append((float(number), match.start()))
-            elif plain and blanked[match.start() - 1:match.start()] not in ("#", ":", "-") \
-                    and not _YEAR.search(blanked, 0, match.end(1)):  # "in 2026 we ran X" dates what it tells
-                put((float(number), PLAIN), match.start())
-            continue
-        for value in (*(n for n, _ in opened), float(number)):
-            put((value, UNITS.get(unit, _stem(unit))), opened[0][1] if opened else match.start())
-        opened = []
-    return out
-
-
-_CASED_WORD = re.compile(_WORD.pattern, re.IGNORECASE)
-
-
-def _phrase(tokens: list[str]) -> tuple[str, ...]:
-    """Content words, in order, with "" where a function word, a number or a verb of change breaks the
-    phrase; words of quantity ("maximum", "size") left out: "the API's maximum pool size is" ->
-    ("api", "pool", "")."""
-    out: list[str] = []
-    for cased in tokens:
-        token = cased.lower()
-        word = [token] if len(cased) > 1 and cased.isupper() else _content_words([token])  # "US", "EU": names
-        if word and word[0] not in QUANTITY_HEADS and word[0] not in _CHANGE_STEMS:
-            out.append(word[0])
-        elif (not word and (token in FUNCTION_WORDS or _NUMBER.match(token)) or word and word[0] in _CHANGE_STEMS) \
-                and out and out[-1]:
-            out.append("")
-    return tuple(out)
-
-
-def _slot(before: tuple[str, ...]) -> set[str]:
-    """The last ``QUANTITY_WINDOW`` content words before a setting: what it sets."""
-    return set([w for w in before if w][-QUANTITY_WINDOW:])
-
-
-def _sentence_of(text: str, at: int) -> int:
-    """Where the sentence holding position ``at`` of ``text`` begins."""
-    return max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
-
-
-def _sentence_start(text: str, at: int) -> bool:
-    return not text[:at].strip() or text[:at].rstrip()[-1] in ".;:!?\n"
-
-
-def _same_program(a: Setting, b: Setting) -> bool:
-    """Two commands of one program are two of its uses (`just test`, `just e2e local`), not a change."""
-    return a[1] == b[1] == COMMAND and str(a[0]).split()[0] == str(b[0]).split()[0]
-
-
-def _same_type(a: Setting, b: Setting, elided: bool) -> bool:
-    """Settings of one type: one kind, or numbers of one quantity ("400 days" and "13 months" are both
-    durations); with ``elided`` (a change), a number with no unit is also one of any unit, the unit
-    left out as people do once it is known ("the core banking timeout got bumped to 12" after "... is 8
-    seconds", "sampling is 0.05 now" after "keeps 20%")."""
-    # a version is a number too ("to 1.19" after "Flink 1.18"); a command of digits is not
-    numbers = all(isinstance(v, float) or k.startswith("v ") for v, k in (a, b))
-    return quantity(a)[0] == quantity(b)[0] or elided and numbers and PLAIN in (a[1], b[1])
-
-
-@lru_cache(maxsize=4096)
-def quantity(setting: Setting) -> Setting:
-    """``(quantity, value in its smallest unit)`` for a number of a known unit ("1 min" is ``("duration",
-    60.0)``, as "60 s" is), else ``(kind, value)``: what makes two settings one type, and one value."""
-    value, kind = setting
-    quantity, size = QUANTITY_OF.get(kind, (kind, 1.0))
-    number = _number(value)
-    return (quantity, value if number is None else round(number * size, 6))
-
-
-def _show(setting: Setting) -> str:
-    value, kind = setting
-    if kind == COMMAND:
-        return f"`{value}`"
-    if kind.startswith("v "):  # a version of a named tool
-        return f"{kind[2:]} {value}"
-    if isinstance(value, str):  # an address, a channel, a time, a day
-        return value
-    return f"{value:g}" if kind == PLAIN else f"{value:g} {kind}"
-
-
-_PARTS = re.compile(r"[-./_]+")
-
-
-def _parts_of(tokens: Iterable[str]) -> list[str]:
-    """Each token's parts, in order ("per-organization", "celery/rabbitmq": the words a compound is made of)."""
-    return [p for t in tokens for p in _PARTS.split(t) if p]
-
-
 @lru_cache(maxsize=4096)  # read of each older text by corrects, related and _rivals alike
 def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]:
     """Content words, numbers, and content words with the parts of compound ones ("per-organization",
@@ -497,16 +204,14 @@ def _realised(text: str) -> str:
     >>> _realised("Notes: the spike is postponed, Joel shipped dark mode, and logs now stay 30 days.")
     'Notes:                         Joel shipped dark mode, and logs now stay 30 days.'
     """
-    out, start = [], 0
-    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
-        sentence = text[start:end]
+    out = []
+    for sentence in _sentences(text):
         clauses = _LISTED.split(sentence) if LISTED else [sentence]
         if len(clauses) < LISTED or sentence.rstrip().endswith("?"):
             clauses = [sentence]
         if len(clauses) > 1 and clauses[0].rstrip().endswith(":") and _unrealised(clauses[0]):
             clauses = [sentence]  # a lead that is a plan ("Plan for next quarter: ...") holds over its list
         out += [" " * len(clause) if _unrealised(clause) else clause for clause in clauses]
-        start = end
     return "".join(out)
 
 
@@ -539,16 +244,15 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     new: list[Value] = []
     handed: list[tuple[Value, Value]] = []
     runs = frozenset(_RUNS.findall(lowered))
-    for shape, needed in zip(_SHAPES, _SHAPE_WORDS):
+    for needed, shape in _SHAPES:
         if PREFILTER and needed.isdisjoint(runs):
             continue
         for match in shape.finditer(lowered):
+            found = {name: Value.of(raw) for name, raw in match.groupdict().items() if raw}
             for name, into in (("old", old), ("new", new), ("new2", new)):
-                raw = match.groupdict().get(name)
-                value = Value.of(raw) if raw else None
-                if value is not None and value not in into:
+                if (value := found.get(name)) is not None and value not in into:
                     into.append(value)
-            giver, thing = (Value.of(match.groupdict().get(name) or "") for name in ("old", "thing"))
+            giver, thing = found.get("old"), found.get("thing")
             if giver is not None and thing is not None and thing.terms:
                 handed.append((giver, thing))
     marked = bool(_NOW_RE.search(lowered))
@@ -574,8 +278,7 @@ def _named_verbs(text: str) -> str:
 
 
 # Every verb of change, as the stems its inflections fold to: they name the change, never the slot.
-_VERB_FORMS = frozenset(form for verb in CHANGE_VERBS for form in _inflections(verb.split()[0]))
-_CHANGE_STEMS = frozenset(_fold(form) for form in _VERB_FORMS)
+_VERB_FORMS = _verb_words(*set(CHANGE_VERBS.values()))
 # Evidence a correction needs against one older memory: shared slot words, plus the content words of
 # the old value it states, plus one when the older memory is a semantic neighbour.
 EVIDENCE = 3
@@ -634,6 +337,11 @@ def _named(word: str, text_words: frozenset[str]) -> bool:
     return _present(word, text_words) or any(_akin(word, w) for w in text_words if w[:4] == word[:4])
 
 
+# A word of letters and digits ("fp-3", "eu-west1", "v2") in a newer slot and not in the older text names
+# another member of a series, not a narrower slot of the older's (``_relation``).
+_MEMBER = re.compile(r"(?=\S*[a-z])(?=\S*\d)\S+")
+
+
 def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],
               their_words: frozenset[str], bare: bool = False) -> str:
     """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
@@ -662,7 +370,7 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
         return OTHER
     missing = [w for w in slot if not _present(w, their_words)]
     if bare and missing == list(mine[:1]) and mine[1:2] == ("",) \
-            or IDENTIFIED and any(_MEMBER.fullmatch(w) and w not in their_words for w in slot):
+            or any(_MEMBER.fullmatch(w) and w not in their_words for w in slot):
         return OTHER
     return SAME if not missing or (len(missing) == 1 and len(slot) >= QUANTITY_WINDOW) else NARROWER
 
@@ -682,9 +390,7 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
         if quantity(mine) in stated or not need:  # "60 s" is stated by "1 minute"
             continue
         for other, their_before, their_slot in theirs:
-            if not _same_type(other, mine, elided=not reading.bare) or _same_program(other, mine) \
-                    or quantity(other)[1] == quantity(mine)[1] \
-                    or sum(1 for w in slot if _present(w, their_slot)) < need:
+            if not _rival(other, mine, elided=not reading.bare) or sum(1 for w in slot if _present(w, their_slot)) < need:
                 continue
             # the same said but for the values and, after them, a word each of its own ("6 pods in *prod*" / "2 pods
             # in *staging*"): two rows of one table
@@ -817,13 +523,6 @@ def names_old(reading: Reading, older_text: str) -> str | None:
     return next((v.text for v in reading.old if v.stated_in(parts, numbers, phrase)), None)
 
 
-def _number(value: "float | str") -> float | None:
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
 def _refers_back(reading: Reading, older_text: str) -> str | None:
     """A neighbour's value named again beside a new value of its type: "cycleways are 20 km/h in the
     bike profile; 22 overestimated the cargo bikes" after "the bike profile assumes 22 km/h on separated
@@ -871,9 +570,8 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
         # ("#sky-incidents is archived; incident chatter goes to #inc-skyreach"), whatever words stand
         # before each
         found = [(old, new) for new, before in my_settings.items() for old, their_before in their_settings.items()
-                 if quantity(new) not in stated and _same_type(old, new, elided) and not _same_program(old, new)
-                 and quantity(old)[1] != quantity(new)[1] and (near and old in my_settings or _relation(
-                     before, their_before, my_words, their_words, bare) != OTHER)]
+                 if quantity(new) not in stated and _rival(old, new, elided)
+                 and (near and old in my_settings or _relation(before, their_before, my_words, their_words, bare) != OTHER)]
         # a neighbour's value that rivals two of the older's says no one of them changed; one in the older's
         # very words with every value other is another row of a table ("Service number 19 listens on port
         # 8019" beside number 17 on 8017), not a change of it
@@ -894,12 +592,8 @@ def other_value(newer_text: str, older_text: str, asked: str, *, near: bool = Fa
 
 def _answering(text: str, asked_words: frozenset[str]) -> str:
     """The realised sentences of ``text`` that name one of ``asked_words`` (a plan names no value)."""
-    out, start, text = [], 0, _realised(text)
-    for end in [m.end() for m in _SENTENCE_END.finditer(text)] + [len(text)]:
-        sentence, start = text[start:end], end
-        if any(_named(w, _facts(sentence)[2]) for w in asked_words):
-            out.append(sentence)
-    return " ".join(out)
+    return " ".join(sentence for sentence in _sentences(_realised(text))
+                    if any(_named(w, _facts(sentence)[2]) for w in asked_words))
 
 
 def words_named(asked: str, text: str) -> frozenset[str]:
