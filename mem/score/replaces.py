@@ -26,6 +26,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mem.runtime import Kept
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -36,6 +38,9 @@ CONTRADICTS = 0.35  # ... at which it records an open contradicts edge instead (
 _VALUE = re.compile(r"\d|[A-Z].*[A-Z]|[._/:-]\w")  # a word holding a value: a number, a cased name, an identifier
 _CASED = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
 _LETTERS = re.compile(r"[a-z]+")
+
+KEPT = 2048  # texts whose judged words are kept (``words_of``): each is met again by its later neighbours
+_kept = Kept(KEPT)
 
 # Every judged pair's (newer id, older id, features, probability) is appended here when it is a list:
 # the bench reads what intake judged, so the model is fitted on exactly what it sees.
@@ -58,13 +63,22 @@ class Side(NamedTuple):
 
 
 def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") -> Words:
-    """``text``'s content words with their token-state vectors (``counterparts.word_vectors``)."""
+    """``text``'s content words with their token-state vectors (``counterparts.word_vectors``), kept by the
+    text and its rows: a memory is the older side of each of its later neighbours' judgements."""
+    from hashlib import blake2b
+
+    key = (text, blake2b(rows.tobytes(), digest_size=16).digest())
+    found = _kept.get(key)
+    return found if found is not None else _kept.keep(key, _words_of(text, tuple(spans[:len(rows)]), rows))
+
+
+def _words_of(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> Words:
     import numpy as np
 
     from mem.score.counterparts import word_vectors
     from mem.text import STOPWORDS
 
-    words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
+    words, vectors = word_vectors(text, spans, rows)
     raw: dict[str, str] = {}
     for match in _CASED.finditer(text):
         raw.setdefault(match[0].lower(), match[0])
@@ -106,7 +120,10 @@ def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
         return dict.fromkeys(("cover_o", "cover_n", "old_value_lost", "new_value", "swap", "shared_value", "frame",
                               "own_plain_o", "own_plain_n", "lead_swap"), 0.0)
     sims = older.vectors @ newer.vectors.T
-    exact = np.array([[a == b for b in newer.words] for a in older.words], dtype=bool)
+    ids: dict[str, int] = {}
+    older_ids = np.array([ids.setdefault(w, len(ids)) for w in older.words])
+    newer_ids = np.array([ids.setdefault(w, len(ids)) for w in newer.words])
+    exact = older_ids[:, None] == newer_ids[None, :]
     matched_o = exact.any(axis=1) | (sims.max(axis=1) >= 0.8)
     matched_n = exact.any(axis=0) | (sims.max(axis=0) >= 0.8)
     o_lost = float((older.values & ~exact.any(axis=1)).sum())
