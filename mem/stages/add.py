@@ -88,14 +88,16 @@ def _fail(line: int | None, message: str) -> BadInput:
 
 
 def _as_time(value: Any, name: str, line: int | None) -> str | None:
-    from mem.enrich.timestamps import format_datetime, parse_datetime
+    # Per record, so a module of the package (a name from a plain module costs a failed ``__path__``
+    # lookup that formats an AttributeError: ~1 us an import, several a memory).
+    from mem.enrich import timestamps
 
     if value is None:
         return None
     if not isinstance(value, str):
         raise _fail(line, f"{name} must be an ISO-8601 string, got {type(value).__name__}")
     try:
-        return format_datetime(parse_datetime(value))
+        return timestamps.format_datetime(timestamps.parse_datetime(value))
     except ValueError:
         raise _fail(line, f"{name} {value!r} is not a date-time (use ISO-8601, e.g. 2026-11-30T12:00:00Z)") from None
 
@@ -165,9 +167,7 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
 
 
 def _enrich(draft: Draft, ctx: "Context") -> None:
-    from mem.enrich.dates import event_at
-    from mem.enrich.structure import structure_of
-    from mem.enrich.timestamps import format_datetime, parse_datetime
+    from mem.enrich import dates, structure, timestamps  # modules of the package: see _as_time
 
     memory = draft.memory
     if not draft.explicit_kind:
@@ -175,12 +175,12 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
     if not draft.explicit_layer:
         memory.layer = layer_for(memory.kind, memory.tags, pinned=memory.pinned)
     if memory.event_at is None and not draft.restored:
-        when = event_at(memory.text, parse_datetime(memory.created_at))
-        memory.event_at = format_datetime(when) if when else None
+        when = dates.event_at(memory.text, timestamps.parse_datetime(memory.created_at))
+        memory.event_at = timestamps.format_datetime(when) if when else None
     if memory.source and not memory.source_hash:
         memory.source_hash = file_sha256(memory.source)
     memory.content_hash = content_hash(memory.text)
-    memory.structure = structure_of(memory.text, dated=memory.event_at is not None)
+    memory.structure = structure.structure_of(memory.text, dated=memory.event_at is not None)
 
 
 def file_sha256(path: str) -> str | None:
@@ -440,8 +440,6 @@ class _Chunk:
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
         """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier
         drafts; None without a vector, [] when it was not searched (bulk: not checked for near duplicates)."""
-        from mem.stages.neighbours import SLACK, contenders, cosines, ranked
-
         row = self.row.get(id(draft))
         if row is None:
             return None
@@ -459,6 +457,8 @@ class _Chunk:
             rows = np.asarray([r for r in np.flatnonzero(close[:row]).tolist() if r in same], dtype=np.int64) \
                 if any_close else ()
             if len(rows):
+                from mem.stages.neighbours import contenders, cosines, ranked
+
                 rows = contenders(rows, products, None, self.vectors, self.vectors[row], NEIGHBOURS, self.floor)
                 earlier = ranked([same[r] for r in rows.tolist()], cosines(self.vectors[rows], self.vectors[row]),
                                  NEIGHBOURS, self.floor)
