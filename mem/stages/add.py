@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mem import gate, ids
+from mem.enrich import dates, structure, timestamps  # per record: an import in the function costs ~4-8k instructions
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import Memory, Outcome
@@ -88,10 +89,6 @@ def _fail(line: int | None, message: str) -> BadInput:
 
 
 def _as_time(value: Any, name: str, line: int | None) -> str | None:
-    # Per record, so a module of the package (a name from a plain module costs a failed ``__path__``
-    # lookup that formats an AttributeError: ~1 us an import, several a memory).
-    from mem.enrich import timestamps
-
     if value is None:
         return None
     if not isinstance(value, str):
@@ -167,8 +164,6 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
 
 
 def _enrich(draft: Draft, ctx: "Context") -> None:
-    from mem.enrich import dates, structure, timestamps  # modules of the package: see _as_time
-
     memory = draft.memory
     if not draft.explicit_kind:
         memory.kind = guess_kind(memory.text, memory.tags)
@@ -594,9 +589,7 @@ def nearest_live(ctx: "Context", found: list[tuple[int, float]]) -> tuple[Memory
 @lru_cache(maxsize=1024)
 def _unix_ms(iso: str) -> int:
     """Milliseconds since the epoch of a stored time (cached: a batch's memories mostly share one)."""
-    from mem.enrich.timestamps import parse_datetime
-
-    return int(parse_datetime(iso).timestamp() * 1000)
+    return int(timestamps.parse_datetime(iso).timestamp() * 1000)
 
 
 def parse_time_option(value: Any, name: str, now: "datetime | None" = None, *, upper: bool = False) -> str | None:
@@ -605,15 +598,12 @@ def parse_time_option(value: Any, name: str, now: "datetime | None" = None, *, u
     ``mem.enrich.dates.parse_time_bound``. ``upper``: the end of a named span (for ``--until``)."""
     from datetime import datetime, timezone
 
-    from mem.enrich.dates import parse_time_bound
-    from mem.enrich.timestamps import format_datetime
-
     if value is None or value == "":
         return None
     if not isinstance(value, str):
         raise BadInput(f"{name} must be a string, got {type(value).__name__}", field=name.lstrip("-"))
     try:
-        return format_datetime(parse_time_bound(value, now or datetime.now(timezone.utc), upper=upper))
+        return timestamps.format_datetime(dates.parse_time_bound(value, now or datetime.now(timezone.utc), upper=upper))
     except ValueError:
         raise BadInput(f"{name} {value!r} is not a time: give ISO-8601 (2026-11-30, 2026-11-30T12:00Z), a duration "
                        "back from now (7d, 36h, 2w) or a phrase (yesterday, last week, 3 days ago, May 2023)",
