@@ -272,8 +272,9 @@ def _short_findings(value: str, key: str | None) -> tuple[Any, ...]:
 
 
 def _findings(value: str, key: str | None) -> list[Any]:
-    from mem.secrets import SecretFinding, scan
+    from mem import secrets  # per string: a module of the package is the cheap import (see add._as_time)
 
+    scan = secrets.scan
     found = {(f.start, f.end): f for f in scan(value)}
     if key is not None and 0 < len(key) + len(value) <= _MAX_KEY_CONTEXT and "\n" not in value:
         quote = '"' if '"' not in value else "'" if "'" not in value else ""
@@ -282,7 +283,7 @@ def _findings(value: str, key: str | None) -> list[Any]:
         for f in scan(probe):
             start, end = max(f.start - offset, 0), min(f.end - offset, len(value))
             if end > start and not any(s < end and start < e for s, e in found):
-                found[(start, end)] = SecretFinding(f.kind, start, end)
+                found[(start, end)] = secrets.SecretFinding(f.kind, start, end)
     return sorted(found.values(), key=lambda f: f.start)
 
 

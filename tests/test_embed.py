@@ -91,3 +91,23 @@ def test_minilm_batch_size_and_threads_do_not_move_vectors():
     default = MiniLM().embed(texts)
     for other in (MiniLM(batch=5, threads=1), MiniLM(batch=64)):
         assert np.min(np.sum(other.embed(texts) * default, axis=1)) > 0.9999
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hash_sums_in_rounds_are_add_at_bit_for_bit(seed: int):
+    """``hashing._add_in_order`` is ``np.add.at`` (float64 additions rounded to float32 in order) for any
+    cells and values, a cell repeated many times included; a float32 sum of the same values differs."""
+    from mem.embed.hashing import _add_in_order
+
+    rng = np.random.default_rng(seed)
+    cells = np.concatenate([rng.integers(0, 300, 5000), np.full(70, 17)])  # one cell added to 70 times more
+    rng.shuffle(cells)
+    values = rng.choice([1.0, -1.0, 0.5, -0.5, 0.35, -0.35], len(cells))
+    expected = np.zeros(300, dtype=np.float32)
+    np.add.at(expected, cells, values.tolist())
+    got = np.zeros(300, dtype=np.float32)
+    _add_in_order(got, cells.astype(np.intp), values)
+    assert got.tobytes() == expected.tobytes()
+    in_float32 = np.zeros(300, dtype=np.float32)
+    np.add.at(in_float32, cells, values.astype(np.float32))
+    assert in_float32.tobytes() != expected.tobytes()  # the rounding order is what the test holds

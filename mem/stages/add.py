@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mem import gate, ids
+from mem.enrich import dates, structure, timestamps  # per record: an import in the function costs ~4-8k instructions
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import Memory, Outcome
@@ -88,14 +89,12 @@ def _fail(line: int | None, message: str) -> BadInput:
 
 
 def _as_time(value: Any, name: str, line: int | None) -> str | None:
-    from mem.enrich.timestamps import format_datetime, parse_datetime
-
     if value is None:
         return None
     if not isinstance(value, str):
         raise _fail(line, f"{name} must be an ISO-8601 string, got {type(value).__name__}")
     try:
-        return format_datetime(parse_datetime(value))
+        return timestamps.format_datetime(timestamps.parse_datetime(value))
     except ValueError:
         raise _fail(line, f"{name} {value!r} is not a date-time (use ISO-8601, e.g. 2026-11-30T12:00:00Z)") from None
 
@@ -165,22 +164,18 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
 
 
 def _enrich(draft: Draft, ctx: "Context") -> None:
-    from mem.enrich.dates import event_at
-    from mem.enrich.structure import structure_of
-    from mem.enrich.timestamps import format_datetime, parse_datetime
-
     memory = draft.memory
     if not draft.explicit_kind:
         memory.kind = guess_kind(memory.text, memory.tags)
     if not draft.explicit_layer:
         memory.layer = layer_for(memory.kind, memory.tags, pinned=memory.pinned)
     if memory.event_at is None and not draft.restored:
-        when = event_at(memory.text, parse_datetime(memory.created_at))
-        memory.event_at = format_datetime(when) if when else None
+        when = dates.event_at(memory.text, timestamps.parse_datetime(memory.created_at))
+        memory.event_at = timestamps.format_datetime(when) if when else None
     if memory.source and not memory.source_hash:
         memory.source_hash = file_sha256(memory.source)
     memory.content_hash = content_hash(memory.text)
-    memory.structure = structure_of(memory.text, dated=memory.event_at is not None)
+    memory.structure = structure.structure_of(memory.text, dated=memory.event_at is not None)
 
 
 def file_sha256(path: str) -> str | None:
@@ -440,8 +435,6 @@ class _Chunk:
     def neighbours(self, draft: Draft) -> list[tuple[int, float]] | None:
         """``draft``'s nearest neighbours (rowid, cosine), best first, among stored memories and earlier
         drafts; None without a vector, [] when it was not searched (bulk: not checked for near duplicates)."""
-        from mem.stages.neighbours import SLACK, contenders, cosines, ranked
-
         row = self.row.get(id(draft))
         if row is None:
             return None
@@ -459,6 +452,8 @@ class _Chunk:
             rows = np.asarray([r for r in np.flatnonzero(close[:row]).tolist() if r in same], dtype=np.int64) \
                 if any_close else ()
             if len(rows):
+                from mem.stages.neighbours import contenders, cosines, ranked
+
                 rows = contenders(rows, products, None, self.vectors, self.vectors[row], NEIGHBOURS, self.floor)
                 earlier = ranked([same[r] for r in rows.tolist()], cosines(self.vectors[rows], self.vectors[row]),
                                  NEIGHBOURS, self.floor)
@@ -594,9 +589,7 @@ def nearest_live(ctx: "Context", found: list[tuple[int, float]]) -> tuple[Memory
 @lru_cache(maxsize=1024)
 def _unix_ms(iso: str) -> int:
     """Milliseconds since the epoch of a stored time (cached: a batch's memories mostly share one)."""
-    from mem.enrich.timestamps import parse_datetime
-
-    return int(parse_datetime(iso).timestamp() * 1000)
+    return int(timestamps.parse_datetime(iso).timestamp() * 1000)
 
 
 def parse_time_option(value: Any, name: str, now: "datetime | None" = None, *, upper: bool = False) -> str | None:
@@ -605,15 +598,12 @@ def parse_time_option(value: Any, name: str, now: "datetime | None" = None, *, u
     ``mem.enrich.dates.parse_time_bound``. ``upper``: the end of a named span (for ``--until``)."""
     from datetime import datetime, timezone
 
-    from mem.enrich.dates import parse_time_bound
-    from mem.enrich.timestamps import format_datetime
-
     if value is None or value == "":
         return None
     if not isinstance(value, str):
         raise BadInput(f"{name} must be a string, got {type(value).__name__}", field=name.lstrip("-"))
     try:
-        return format_datetime(parse_time_bound(value, now or datetime.now(timezone.utc), upper=upper))
+        return timestamps.format_datetime(dates.parse_time_bound(value, now or datetime.now(timezone.utc), upper=upper))
     except ValueError:
         raise BadInput(f"{name} {value!r} is not a time: give ISO-8601 (2026-11-30, 2026-11-30T12:00Z), a duration "
                        "back from now (7d, 36h, 2w) or a phrase (yesterday, last week, 3 days ago, May 2023)",

@@ -16,6 +16,7 @@ import orjson
 from mem import ids
 from mem.errors import Ambiguous, BadInput, NotFound, StoreError
 from mem.records import MEMORY_FIELDS, Memory
+from mem.store import vec0_rows
 from mem.store.migrations import LATEST, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -115,6 +116,9 @@ class Store:
         self.conn = conn
         self.path = path
         self._vec_dim: int | None = None
+        # the int8 KNN table's width when mem.store.vec0_rows writes its entries, 0 when vec0's INSERT does
+        # (another layout), None until checked
+        self._vec0_rows: int | None = None
         self._terms: Any = None  # mem.store.terms.TermIndex, made on the first BM25 search
         self.sync_origin: str | None = None  # while ``mem sync`` applies another store's changes: its id
         self._log_rows: list[tuple[Any, ...]] | None = None  # changelog rows held for one executemany (bulk_writes)
@@ -313,6 +317,7 @@ class Store:
         self._vec_dim = bound[1]
 
     def _create_vec_index(self, dim: int) -> None:
+        self._vec0_rows = None
         self.conn.execute("DROP TABLE IF EXISTS memory_vec")
         # int8 with a per-vector scale; cosine distance makes the scale irrelevant to ranking.
         self.conn.execute(
@@ -490,8 +495,13 @@ class Store:
         peaks = np.abs(f32).max(axis=1, keepdims=True)
         peaks[peaks == 0] = 1.0
         q = np.round(f32 * (127.0 / peaks)).astype(np.int8)
-        self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
-                              [(rowid, q[i].tobytes(), scope) for i, (rowid, scope) in enumerate(zip(rowids, scopes))])
+        if self._vec0_rows is None:  # the shadow tables' layout, checked once a connection (and on a new table)
+            self._vec0_rows = vec0_rows.layout(self.conn, q.shape[1]) or 0
+        if self._vec0_rows == q.shape[1]:
+            vec0_rows.insert(self.conn, rowids, scopes, q)  # what the INSERT below writes, a chunk at a time
+        else:
+            self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
+                                  [(rowid, q[i].tobytes(), scope) for i, (rowid, scope) in enumerate(zip(rowids, scopes))])
 
     def rescope_vector_index(self, rowids: Sequence[int], scope: str) -> None:
         """Give these memories' KNN index entries ``scope`` (a scope move, inside its write txn)."""
