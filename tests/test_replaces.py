@@ -57,8 +57,8 @@ def test_a_pair_judged_with_words_aligned_by_token_states_reads_the_swap() -> No
     older = words(["loki", "keeps", "logs", "30"], [False, False, False, True], [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0]])
     newer = words(["loki", "holds", "logs", "14"], [False, False, False, True], [[1, 0, 0], [0, 1, 0.1], [0, 0, 1], [1, -1, 0]])
     found = replaces._alignment(newer, older)
-    assert found["cover_o"] == 0.75 and found["frame"] == 1.0  # "holds" told "keeps" again by its state; 30 is lost
-    assert found["swap"] == 1.0 and found["old_value_lost"] == 1.0 and found["new_value"] == 1.0
+    assert found["cover_o"] == 0.75 and found["frame"] == 1.0  # "holds" told "keeps" again by its state; 30 is not
+    assert found["cover_n"] == 0.75 and found["new_value"] == 1.0  # 14 is the newer's own value
 
 
 OLDER_ETL = "The nightly ETL job starts at 02:00 UTC and loads the orders warehouse."

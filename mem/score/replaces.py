@@ -7,10 +7,11 @@ on they catch about a third. What they leave is judged here from the shape of th
 
 * where the older stands among the newer's older neighbours (the nearest, and by how much: a correction
   is about one earlier fact, a sibling setting has a sibling beside it),
-* how much of the older's frame the newer tells again, word by word through their token states
-  (``mem.score.counterparts``'s word vectors), and which values each holds that the other lacks,
+* how much of each text, and of the older's frame (its words that hold no value), the other tells again,
+  word by word through their token states (``mem.score.counterparts``'s word vectors), and how many
+  values the newer holds that the older does not say,
 * whether the newer reads as a change at all (``corrections.read``), names an old value the older states,
-  or is a plan; the kinds (a note or an episode tells what was said); the time between them.
+  or is a plan; whether it is a note (it tells what was said); the time between them.
 
 A logistic model over those features (``mem.score.replaces_model``, fitted by ``bench/slot_judge.py
 --write`` on real neighbourhoods of the studied coding sets, labelled by their ``meta.supersedes``;
@@ -34,10 +35,11 @@ if TYPE_CHECKING:
 FLOOR = 0.5  # cosine below which a pair is not judged (intake looks its neighbours up at .5: ``link.SEE_ALSO_MIN``)
 NEAREST = 8  # older neighbours judged per memory
 SUPERSEDE: float | None = None  # probability at which the newer supersedes the older (None: the model's own)
-CONTRADICTS = 0.35  # ... at which it records an open contradicts edge instead (bench/README.md: .2-.65 swept)
+CONTRADICTS = 0.3  # ... at which it records an open contradicts edge instead (bench/README.md: .2-.65 swept)
 _VALUE = re.compile(r"\d|[A-Z].*[A-Z]|[._/:-]\w")  # a word holding a value: a number, a cased name, an identifier
 _CASED = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
 _LETTERS = re.compile(r"[a-z]+")
+ALIKE = 0.8  # cosine of two words' token states that tells one again (``counterparts.COUNTERPART`` pairs mutual bests at .5)
 
 KEPT = 2048  # texts whose judged words are kept (``words_of``): each is met again by its later neighbours
 _kept = Kept(KEPT)
@@ -96,16 +98,13 @@ def features(newer: Side, older: Side, cos: float, rank: int, best_other: float,
     from mem.enrich.timestamps import parse_datetime
 
     f = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
-         "kind_correction": float(newer.kind == "correction"),
          "reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
          "related": float(reading is not None and corrections.related(reading, older.text)),
          "bare": float(reading is not None and reading.bare),
          "names_old": float(reading is not None and corrections.names_old(reading, older.text) is not None),
-         "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED))}
+         "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
+         "newer_note": float(newer.kind in ("note", "episode"))}
     f.update(_alignment(newer.words, older.words))
-    f["len_ratio"] = math.log((len(newer.text) + 1) / (len(older.text) + 1))
-    f["older_note"] = float(older.kind in ("note", "episode"))
-    f["newer_note"] = float(newer.kind in ("note", "episode"))
     days = (parse_datetime(newer.created_at) - parse_datetime(older.created_at)).total_seconds() / 86400
     f["log_days"] = math.log1p(max(days, 0.0))
     return f
@@ -113,43 +112,23 @@ def features(newer: Side, older: Side, cos: float, rank: int, best_other: float,
 
 def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
     """How much of each text the other tells again (a word said alike: the same word, or token states
-    .8 alike), and the values each holds that the other does not say."""
+    .8 alike), how much of the older's frame (its words that hold no value), and how many values the
+    newer holds that the older does not say."""
     import numpy as np
 
     if newer is None or older is None or not newer.words or not older.words:
-        return dict.fromkeys(("cover_o", "cover_n", "old_value_lost", "new_value", "swap", "shared_value", "frame",
-                              "own_plain_o", "own_plain_n", "lead_swap"), 0.0)
+        return dict.fromkeys(("cover_o", "cover_n", "new_value", "frame"), 0.0)
     sims = older.vectors @ newer.vectors.T
     ids: dict[str, int] = {}
     older_ids = np.array([ids.setdefault(w, len(ids)) for w in older.words])
     newer_ids = np.array([ids.setdefault(w, len(ids)) for w in newer.words])
     exact = older_ids[:, None] == newer_ids[None, :]
-    matched_o = exact.any(axis=1) | (sims.max(axis=1) >= 0.8)
-    matched_n = exact.any(axis=0) | (sims.max(axis=0) >= 0.8)
-    o_lost = float((older.values & ~exact.any(axis=1)).sum())
-    n_new = float((newer.values & ~exact.any(axis=0)).sum())
+    matched_o = exact.any(axis=1) | (sims.max(axis=1) >= ALIKE)
+    matched_n = exact.any(axis=0) | (sims.max(axis=0) >= ALIKE)
     plain = ~older.values
-    lone_o, lone_n = ~matched_o & plain, ~matched_n & ~newer.values  # plain words the other does not tell again
-    return {"own_plain_o": min(float(lone_o.sum()), 5.0), "own_plain_n": min(float(lone_n.sum()), 5.0),
-            "lead_swap": float(_lead_swap(sims, lone_o, lone_n)), "cover_o": float(matched_o.mean()), "cover_n": float(matched_n.mean()),
-            "old_value_lost": min(o_lost, 3.0), "new_value": min(n_new, 3.0), "swap": float(o_lost > 0 and n_new > 0),
-            "shared_value": min(float((older.values & exact.any(axis=1)).sum()), 3.0),
+    return {"cover_o": float(matched_o.mean()), "cover_n": float(matched_n.mean()),
+            "new_value": min(float((newer.values & ~exact.any(axis=0)).sum()), 3.0),
             "frame": float((matched_o & plain).sum() / max(1, plain.sum()))}
-
-
-LEAD = 3  # content words that open a text: where a qualifier tells a sibling ("Staging Postgres" / "Production Postgres")
-
-
-def _lead_swap(sims: "np.ndarray", lone_o: "np.ndarray", lone_n: "np.ndarray") -> bool:
-    """Whether each text opens with a plain word of its own that is the other's best counterpart (token
-    states alike at .5, not told again): two siblings named alike ("staging" / "production", "iOS" /
-    "Android") rather than one thing told again."""
-    lead = sims[:LEAD, :LEAD]
-    for i in range(lead.shape[0]):
-        j = int(lead[i].argmax())
-        if lone_o[i] and lone_n[j] and int(lead[:, j].argmax()) == i and lead[i, j] >= 0.5:
-            return True
-    return False
 
 
 def probability(f: dict[str, float], model: Any = None) -> float:
