@@ -114,3 +114,24 @@ def test_the_hash_embedder_has_no_token_states_and_the_judge_decides_nothing(mon
                     "--now", "2026-03-20T09:00:00Z", env=env).records[0]
     assert replaces.observed == []
     assert newer["status"] == "added"
+
+
+def test_bulk_intake_judges_as_eager_intake_does(tmp_path) -> None:
+    # the finishing pass meets each memory with the neighbours eager intake found (stored before it), so the
+    # judge's verdicts, edge by edge, are the same
+    from tests.conftest import jsonl
+
+    records = [{"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"},
+               {"text": "The nightly ETL job writes its logs to the etl-logs bucket.", "created_at": "2026-01-06T09:00:00Z"},
+               {"text": NEWER_ETL, "created_at": "2026-03-20T09:00:00Z"},
+               {"text": "We cache product pages at the CDN for 10 minutes.", "created_at": "2026-01-07T09:00:00Z"},
+               {"text": "Product pages are cached at the edge for an hour.", "created_at": "2026-04-01T09:00:00Z"}]
+    edges = {}
+    for mode in ("eager", "bulk"):
+        env = {**MINILM, "MEM_DB": str(tmp_path / f"{mode}.db")}
+        args = ["add", "-", "--now", "2026-04-02T09:00:00Z"] + (["--bulk"] if mode == "bulk" else [])
+        ids = [r["id"] for r in run_mem(*args, input=jsonl(*records), env=env).records]
+        found = run_mem("verify", "--now", "2026-04-02T09:00:00Z", env=env).records
+        edges[mode] = sorted((ids.index(r["id"]), ids.index(r["other"])) for r in found if r.get("finding") == "contradiction")
+    assert edges["eager"] == edges["bulk"]
+    assert (2, 0) in edges["eager"]  # the ETL update over the start time it changes, not over the logs bucket
