@@ -64,14 +64,17 @@ class Side(NamedTuple):
     words: Words | None
 
 
+def known(text: str) -> Words | None:
+    """``text``'s judged words when kept (``words_of``): then its token states need not be read."""
+    return _kept.get(text)
+
+
 def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") -> Words:
     """``text``'s content words with their token-state vectors (``counterparts.word_vectors``), kept by the
-    text and its rows: a memory is the older side of each of its later neighbours' judgements."""
-    from hashlib import blake2b
-
-    key = (text, blake2b(rows.tobytes(), digest_size=16).digest())
-    found = _kept.get(key)
-    return found if found is not None else _kept.keep(key, _words_of(text, tuple(spans[:len(rows)]), rows))
+    text (a text's stored states are its embedder's, one per process): a memory is the older side of each
+    of its later neighbours' judgements."""
+    found = _kept.get(text)
+    return found if found is not None else _kept.keep(text, _words_of(text, tuple(spans[:len(rows)]), rows))
 
 
 def _words_of(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> Words:

@@ -299,15 +299,19 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
               and live[r].created_at < memory.created_at and _overlap(memory, live[r])][:replaces.NEAREST]
     if not olders:
         return
-    rows = _token_rows(ctx, [(rowid, memory.text), *((r, other.text) for r, _, other in olders)], tokens)
+    texts = {rowid: memory.text, **{r: other.text for r, _, other in olders}}
+    unread = [(r, text) for r, text in texts.items() if replaces.known(text) is None]
+    rows = _token_rows(ctx, unread, tokens) if unread else {}
     offsets = ctx.embedder.offsets
-    newer = replaces.Side(memory.text, memory.kind, memory.created_at,
-                          replaces.words_of(memory.text, offsets(memory.text), rows[rowid]))
+
+    def words(r: int) -> Any:
+        return replaces.known(texts[r]) or replaces.words_of(texts[r], offsets(texts[r]), rows[r])
+
+    newer = replaces.Side(memory.text, memory.kind, memory.created_at, words(rowid))
     for rank, (r, sim, other) in enumerate(olders, start=1):
         if other.id in superseded:
             continue
-        older = replaces.Side(other.text, other.kind, other.created_at,
-                              replaces.words_of(other.text, offsets(other.text), rows[r]))
+        older = replaces.Side(other.text, other.kind, other.created_at, words(r))
         best_other = max((s for o, s, _ in olders if o != r), default=replaces.FLOOR)
         found = replaces.features(newer, older, sim, rank, best_other, reading)
         p = replaces.probability(found)
