@@ -135,3 +135,17 @@ def test_bulk_intake_judges_as_eager_intake_does(tmp_path) -> None:
         edges[mode] = sorted((ids.index(r["id"]), ids.index(r["other"])) for r in found if r.get("finding") == "contradiction")
     assert edges["eager"] == edges["bulk"]
     assert (2, 0) in edges["eager"]  # the ETL update over the start time it changes, not over the logs bucket
+
+
+def test_a_judged_text_dropped_from_the_kept_words_is_read_again(monkeypatch) -> None:
+    # one text kept: the second memory's words are kept when the third arrives, and keeping the third's drops them
+    from mem.runtime import Kept
+    from mem.score import replaces
+
+    monkeypatch.setattr(replaces, "_kept", Kept(1))
+    monkeypatch.setattr(replaces, "observed", [])
+    older = run_mem("add", OLDER_ETL, "--now", "2026-01-05T09:00:00Z", env=MINILM).records[0]
+    run_mem("add", "The nightly ETL job writes its logs to the etl-logs bucket.", "--now", "2026-01-06T09:00:00Z", env=MINILM)
+    newer = run_mem("add", NEWER_ETL, "--now", "2026-03-20T09:00:00Z", env=MINILM).records[0]
+    assert len({o for n, o, _, _ in replaces.observed if n == newer["id"]}) == 2  # both judged
+    assert older["id"] in _open(newer["id"])

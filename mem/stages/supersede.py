@@ -300,18 +300,16 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
     if not olders:
         return
     texts = {rowid: memory.text, **{r: other.text for r, _, other in olders}}
-    unread = [(r, text) for r, text in texts.items() if replaces.known(text) is None]
-    rows = _token_rows(ctx, unread, tokens) if unread else {}
-    offsets = ctx.embedder.offsets
-
-    def words(r: int) -> Any:
-        return replaces.known(texts[r]) or replaces.words_of(texts[r], offsets(texts[r]), rows[r])
-
-    newer = replaces.Side(memory.text, memory.kind, memory.created_at, words(rowid))
+    words = {r: replaces.known(text) for r, text in texts.items()}  # all read now: keeping one may drop another
+    unread = [(r, texts[r]) for r, found in words.items() if found is None]
+    if unread:
+        rows = _token_rows(ctx, unread, tokens)
+        words |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
+    newer = replaces.Side(memory.text, memory.kind, memory.created_at, words[rowid])
     for rank, (r, sim, other) in enumerate(olders, start=1):
         if other.id in superseded:
             continue
-        older = replaces.Side(other.text, other.kind, other.created_at, words(r))
+        older = replaces.Side(other.text, other.kind, other.created_at, words[r])
         best_other = max((s for o, s, _ in olders if o != r), default=replaces.FLOOR)
         found = replaces.features(newer, older, sim, rank, best_other, reading)
         p = replaces.probability(found)
