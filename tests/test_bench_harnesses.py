@@ -5,7 +5,9 @@ Hash embedder throughout, so these stay fast and need no model download.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -361,3 +363,24 @@ def test_current_whatif_scores_the_real_order_as_coding_memory_does(coding: Modu
     page = logged[0]
     newest_last = whatif.reordered(page["hits"], [(len(page["hits"]) - 1, 0)])
     assert newest_last[0] is page["hits"][-1] and newest_last[1] is page["hits"][0]
+
+
+@pytest.mark.slow  # two sets through intake with the ONNX model
+def test_slot_judge_collects_what_intake_judged_with_the_datasets_labels(coding: ModuleType) -> None:
+    """bench/slot_judge.py keeps each pair intake's judge met, with the features intake computed, labelled
+    by ``meta.supersedes``; its leave-one-set-out table covers the sets given."""
+    judge = _bench_module("slot_judge")
+    from mem.score import replaces, replaces_model
+    from mem.stages import supersede
+
+    pairs = judge.collect("d", "minilm")
+    assert pairs and all(set(replaces_model.FEATURES) <= set(p["f"]) for p in pairs)
+    labelled = {(m["key"], m["meta"]["supersedes"]) for m in coding.read_jsonl(coding.SETS["d"][0])
+                if isinstance(m.get("meta", {}).get("supersedes"), str)}
+    positives = [p for p in pairs if p["label"] == 1]
+    assert positives and all(any((n, o) in labelled for n in p["new"] for o in p["old"]) for p in positives)
+    assert replaces.observed is None and supersede.JUDGE is True  # put back as found
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert judge.main(["--sets", "c,d", "--embedder", "minilm"]) == 0
+    assert "labelled corrections" in out.getvalue() and "\n    c " in out.getvalue() and "\n    d " in out.getvalue()
