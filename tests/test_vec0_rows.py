@@ -101,6 +101,26 @@ def test_store_writes_its_index_entries_a_chunk_at_a_time(tmp_path: Path, monkey
         assert _shadows(b) == _shadows(a)
 
 
+def test_a_write_of_a_few_rows_is_left_to_vec0(tmp_path: Path, monkeypatch):
+    """Below ``MIN_ROWS`` rows (a single add) rewriting the chunk's blob costs more than vec0's own write."""
+    _, store = _pair(tmp_path)
+    calls = []
+    monkeypatch.setattr(vec0_rows, "insert", lambda *args, _insert=vec0_rows.insert: calls.append(len(args[1])) or _insert(*args))
+    rng = np.random.default_rng(4)
+    with store:
+        for size in (1, vec0_rows.MIN_ROWS - 1, vec0_rows.MIN_ROWS):
+            with store.write():
+                rows = []
+                for i in range(size):
+                    memory = Memory(id=f"0191{size:02d}{i:02d}-0000-7000-8000-000000000000", text=f"m {size} {i}", scope="a",
+                                    created_at="2024-01-01T00:00:00Z", updated_at="2024-01-01T00:00:00Z",
+                                    content_hash=f"{size}-{i}")
+                    rows.append((store.insert_memory(memory), memory.scope, rng.normal(size=DIM).astype(np.float32)))
+                store.put_vectors(rows)
+        assert calls == [vec0_rows.MIN_ROWS]
+        assert store.conn.execute("SELECT count(*) FROM memory_vec_rowids").fetchone()[0] == 2 * vec0_rows.MIN_ROWS
+
+
 def test_an_unknown_layout_is_left_to_vec0(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(vec0_rows, "VERSION", "v9.9.9")
     with Store.open(tmp_path / "x.db") as store:

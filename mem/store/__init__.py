@@ -495,9 +495,9 @@ class Store:
         peaks = np.abs(f32).max(axis=1, keepdims=True)
         peaks[peaks == 0] = 1.0
         q = np.round(f32 * (127.0 / peaks)).astype(np.int8)
-        if self._vec0_rows is None:  # the shadow tables' layout, checked once a connection (and on a new table)
+        if len(rowids) >= vec0_rows.MIN_ROWS and self._vec0_rows is None:  # checked once a connection (and a new table)
             self._vec0_rows = vec0_rows.layout(self.conn, q.shape[1]) or 0
-        if self._vec0_rows == q.shape[1]:
+        if len(rowids) >= vec0_rows.MIN_ROWS and self._vec0_rows == q.shape[1]:
             vec0_rows.insert(self.conn, rowids, scopes, q)  # what the INSERT below writes, a chunk at a time
         else:
             self.conn.executemany("INSERT INTO memory_vec(rowid, embedding, scope) VALUES (?, vec_int8(?), ?)",
