@@ -32,7 +32,7 @@ COUNTERPART = 0.5  # cosine of two words' states that makes them one (bench/READ
 # so a bulk import's finishing pass asked for 10,184 texts' vectors in 5,092 pairs of 3,000 memories.
 KEPT = 4096
 Rows = tuple["np.ndarray", "np.ndarray"]  # the older's and the newer's content token rows (unit, projected)
-_WORD = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")  # a word as ``aligned`` reads one: "auto-close", "minSdk"
+WORD = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")  # a word as ``aligned`` reads one: "auto-close", "minSdk"
 
 
 class Counterparts:
@@ -87,7 +87,7 @@ def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarr
     import numpy as np
 
     found: dict[str, tuple[int, int]] = {}
-    for match in _WORD.finditer(text):
+    for match in WORD.finditer(text):
         found.setdefault(match[0].lower(), (match.start(), match.end()))
     if not found or not spans:
         return [], rows[:0]

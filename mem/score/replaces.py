@@ -27,7 +27,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mem.enrich import corrections, timestamps
+from mem.enrich.lexicon import UNREALISED
 from mem.runtime import Kept
+from mem.score import replaces_model
+from mem.score.counterparts import WORD, word_vectors
+from mem.text import STOPWORDS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,7 +42,6 @@ NEAREST = 8  # older neighbours judged per memory
 SUPERSEDE: float | None = None  # probability at which the newer supersedes the older (None: the model's own)
 CONTRADICTS = 0.3  # ... at which it records an open contradicts edge instead (bench/README.md: .2-.65 swept)
 _VALUE = re.compile(r"\d|[A-Z].*[A-Z]|[._/:-]\w")  # a word holding a value: a number, a cased name, an identifier
-_CASED = re.compile(r"[^\W_](?:[\w.-]*[^\W_])?")
 _LETTERS = re.compile(r"[a-z]+")
 ALIKE = 0.8  # cosine of two words' token states that tells one again (``counterparts.COUNTERPART`` pairs mutual bests at .5)
 
@@ -71,44 +75,42 @@ def known(text: str) -> Words | None:
 
 def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") -> Words:
     """``text``'s content words with their token-state vectors (``counterparts.word_vectors``), kept by the
-    text (a text's stored states are its embedder's, one per process): a memory is the older side of each
-    of its later neighbours' judgements."""
-    found = _kept.get(text)
-    return found if found is not None else _kept.keep(text, _words_of(text, tuple(spans[:len(rows)]), rows))
-
-
-def _words_of(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> Words:
+    text (a text's stored states are its embedder's, one per process; ``known`` finds them): a memory is the
+    older side of each of its later neighbours' judgements."""
     import numpy as np
 
-    from mem.score.counterparts import word_vectors
-    from mem.text import STOPWORDS
-
-    words, vectors = word_vectors(text, spans, rows)
+    words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
     raw: dict[str, str] = {}
-    for match in _CASED.finditer(text):
+    for match in WORD.finditer(text):
         raw.setdefault(match[0].lower(), match[0])
     keep = [i for i, w in enumerate(words) if w not in STOPWORDS and len(w) > 1]
     values = np.array([bool(_VALUE.search(raw.get(words[i], words[i]))) for i in keep], dtype=bool)
-    return Words([words[i] for i in keep], vectors[keep], values)
+    return _kept.keep(text, Words([words[i] for i in keep], vectors[keep], values))
 
 
-def features(newer: Side, older: Side, cos: float, rank: int, best_other: float, reading: Any) -> dict[str, float]:
+def newer_facts(newer: Side, reading: Any) -> dict[str, Any]:
+    """What the features read of the newer alone, once for all its pairs: ``reading`` is its
+    ``corrections.read`` (None: no change read)."""
+    return {"reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
+            "bare": float(reading is not None and reading.bare),
+            "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
+            "newer_note": float(newer.kind in ("note", "episode")),
+            "at": timestamps.parse_datetime(newer.created_at)}
+
+
+def features(newer: Side, older: Side, cos: float, rank: int, best_other: float, reading: Any,
+             facts: dict[str, Any] | None = None) -> dict[str, float]:
     """The pair's features (names as ``replaces_model.FEATURES``); ``reading``: ``corrections.read`` of the
     newer (None: no change read); ``rank``: the older's place among the newer's judged older neighbours,
-    ``best_other``: the best cosine among the others (``FLOOR`` when alone: none below it is seen)."""
-    from mem.enrich import corrections
-    from mem.enrich.lexicon import UNREALISED
-    from mem.enrich.timestamps import parse_datetime
-
+    ``best_other``: the best cosine among the others (``FLOOR`` when alone: none below it is seen);
+    ``facts``: ``newer_facts(newer, reading)`` when the caller judges several pairs of one newer."""
+    facts = facts or newer_facts(newer, reading)
     f = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
-         "reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
+         **{name: value for name, value in facts.items() if name != "at"},
          "related": float(reading is not None and corrections.related(reading, older.text)),
-         "bare": float(reading is not None and reading.bare),
-         "names_old": float(reading is not None and corrections.names_old(reading, older.text) is not None),
-         "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
-         "newer_note": float(newer.kind in ("note", "episode"))}
+         "names_old": float(reading is not None and corrections.names_old(reading, older.text) is not None)}
     f.update(_alignment(newer.words, older.words))
-    days = (parse_datetime(newer.created_at) - parse_datetime(older.created_at)).total_seconds() / 86400
+    days = (facts["at"] - timestamps.parse_datetime(older.created_at)).total_seconds() / 86400
     f["log_days"] = math.log1p(max(days, 0.0))
     return f
 
@@ -137,8 +139,7 @@ def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
 def probability(f: dict[str, float], model: Any = None) -> float:
     """The model's probability that the newer replaces the older (``model``: a module or object with
     ``FEATURES``, ``MEAN``, ``SCALE``, ``WEIGHTS``, ``BIAS``; default ``mem.score.replaces_model``)."""
-    if model is None:
-        from mem.score import replaces_model as model
+    model = model or replaces_model
     z = model.BIAS + sum(w * (f[name] - m) / s for name, m, s, w in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS))
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
@@ -146,8 +147,4 @@ def probability(f: dict[str, float], model: Any = None) -> float:
 def supersede_at() -> float:
     """The probability at which the newer supersedes the older: ``SUPERSEDE``, else the model's
     (where its fitted pairs' precision reached .9)."""
-    if SUPERSEDE is not None:
-        return SUPERSEDE
-    from mem.score import replaces_model
-
-    return replaces_model.SUPERSEDE
+    return replaces_model.SUPERSEDE if SUPERSEDE is None else SUPERSEDE

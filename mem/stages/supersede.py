@@ -284,7 +284,7 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
             superseded: list[str], reading: Any, tokens: "Mapping[int, tuple[str, bytes]] | None",
             kept: "RivalRows | None") -> None:
     """The learned judgement (``mem.score.replaces``) of what the rules left: each of the memory's older
-    close neighbours it may replace, superseded at ``replaces.SUPERSEDE``, an open ``contradicts`` edge at
+    close neighbours it may replace, superseded at ``replaces.supersede_at()``, an open ``contradicts`` edge at
     ``replaces.CONTRADICTS``. Only the newer side judges (the older neighbours of a memory are its
     candidates), so an import of old data is left to the rules."""
     from mem.score import replaces
@@ -306,12 +306,13 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         rows = _token_rows(ctx, unread, tokens)
         words |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
     newer = replaces.Side(memory.text, memory.kind, memory.created_at, words[rowid])
+    facts = replaces.newer_facts(newer, reading)
     for rank, (r, sim, other) in enumerate(olders, start=1):
         if other.id in superseded:
             continue
         older = replaces.Side(other.text, other.kind, other.created_at, words[r])
         best_other = max((s for o, s, _ in olders if o != r), default=replaces.FLOOR)
-        found = replaces.features(newer, older, sim, rank, best_other, reading)
+        found = replaces.features(newer, older, sim, rank, best_other, reading, facts)
         p = replaces.probability(found)
         if replaces.observed is not None:
             replaces.observed.append((memory.id, other.id, found, p))
