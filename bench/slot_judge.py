@@ -2,19 +2,20 @@
 
 Usage::
 
-    python bench/slot_judge.py [--sets a,b,...] [--embedder minilm] [--cache DIR]
+    python bench/slot_judge.py [--sets a,...,j,m,...,r] [--cache DIR] [--evaluate] [--variants 0.9/0.3] [--write]
 
-Each coding set's project grows through the real intake (``coding_memory.Project``); afterwards every
-stored memory meets its ``NEAREST`` nearest older memories of the project (by created time, as intake's
-candidates are), and each such pair is one example: label 1 when the dataset says the newer corrects the
-older (``meta.supersedes``), 0 otherwise (an older version further down a chain is left out). The negatives
-are real neighbourhoods: sibling settings, plans, restatements. What intake's rules did with the pair
-(superseded, an open ``contradicts`` edge, nothing) is kept beside the features.
+Each coding set's project grows through the real intake (``coding_memory.Project``) with the judge
+(``mem.score.replaces``) deciding nothing, and every pair it judged is kept with the features intake
+computed for it (``replaces.observed``): a new memory and each of its older close neighbours the rules left
+live. Label 1 when the dataset says the newer corrects the older (``meta.supersedes``), 0 otherwise (the
+negatives are real neighbourhoods: sibling settings, plans, other settings of the topic); an older version
+further down a chain, or a restatement, is left out. What the rules did with the pair (an open
+``contradicts`` edge, or nothing) is kept beside the features.
 
-A logistic model over structural features (``pair_features``) is fitted leaving one set out; the
-threshold is chosen on the training sets for precision ``TARGET_P`` on the pairs the rules left alone.
-Prints, per held-back set and in total: positives, what the rules caught (and their false ones), and what
-the model adds on top (right and wrong) at the chosen threshold.
+A logistic model is fitted leaving one set out, its threshold chosen on the training sets for precision
+``TARGET_P``. Prints, per held-back set: corrections, the model's right and wrong ones at that threshold,
+the AUC; then the pooled held-back ranking. ``--evaluate`` runs each held-back set's queries with the judge
+off and on (each variant), ``--write`` writes ``mem/score/replaces_model.py`` fitted on every set given.
 """
 
 from __future__ import annotations
@@ -120,14 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="a,b,c,d,e,f,g,h,i,j")
+    parser.add_argument("--sets", default="a,b,c,d,e,f,g,h,i,j,m,n,o,p,q,r")
     parser.add_argument("--embedder", default="minilm")
     parser.add_argument("--cache", type=Path, default=None, help="directory keeping each set's pairs (JSON)")
     parser.add_argument("--drop", default="", help="features left out, comma-separated")
-    parser.add_argument("--show", type=int, default=0, help="print the top N held-back residual pairs")
+    parser.add_argument("--show", type=int, default=0, help="print the top N held-back pairs")
     parser.add_argument("--evaluate", action="store_true",
                         help="run each held-back set's queries with the model fitted on the others, against the judge off")
-    parser.add_argument("--variants", default="0.9/0.5",
+    parser.add_argument("--variants", default="0.9/0.3",
                         help="--evaluate's variants, comma-separated TARGET/CONTRADICTS: supersede at the probability "
                              "giving precision TARGET on the other sets (above 1: never), contradicts edges from CONTRADICTS")
     parser.add_argument("--write", action="store_true", help="write mem/score/replaces_model.py fitted on every set")
@@ -153,53 +154,38 @@ def main(argv: list[str] | None = None) -> int:
     usable = [p for p in pairs if p["label"] >= 0]
     x = np.array([[p["f"][n] for n in names] for p in usable])
     y = np.array([p["label"] for p in usable], dtype=float)
-    ruled = np.array([p["rule"] == "superseded" for p in usable])
     of_set = np.array([p["set"] for p in usable])
     print(f"{len(usable)} pairs, {int(y.sum())} labelled corrections; features: {', '.join(names)}")
-    print(f"{'held':>5} {'pos':>4} {'rules tp/fp':>11} {'model+ tp/fp':>12} {'union R':>7} {'union P':>7} {'AUC resid':>9} {'thr':>5}")
-    totals = np.zeros(5)
+    print(f"{'held':>5} {'pos':>4} {'model tp/fp':>11} {'AUC':>6} {'thr':>5}")
     pooled = np.zeros(len(y))
+    tp_all = fp_all = 0
     for which in sets:
         test = of_set == which
-        train = ~test & ~ruled  # the model learns what the rules leave
-        model = fit(x[train], y[train])
-        thr = threshold_for(predict(model, x[train]), y[train], args.target)
-        p = predict(model, x[test])
-        pooled[test] = p
-        yt, rt = y[test], ruled[test]
-        extra = (p >= thr) & ~rt
-        rules_tp, rules_fp = int((rt & (yt == 1)).sum()), int((rt & (yt == 0)).sum())
-        add_tp, add_fp = int((extra & (yt == 1)).sum()), int((extra & (yt == 0)).sum())
-        pos = int(yt.sum())
-        resid = ~rt
-        auc = _auc(p[resid], yt[resid])
-        totals += [pos, rules_tp, rules_fp, add_tp, add_fp]
-        union_r = (rules_tp + add_tp) / max(pos, 1)
-        union_p = (rules_tp + add_tp) / max(rules_tp + add_tp + rules_fp + add_fp, 1)
-        print(f"{which:>5} {pos:>4} {rules_tp:>5}/{rules_fp:<5} {add_tp:>6}/{add_fp:<5} {union_r:>7.3f} {union_p:>7.3f} {auc:>9.3f} {thr:>5.2f}")
-    pos, rtp, rfp, atp, afp = totals
-    print(f"{'all':>5} {int(pos):>4} {int(rtp):>5}/{int(rfp):<5} {int(atp):>6}/{int(afp):<5} "
-          f"{(rtp + atp) / pos:>7.3f} {(rtp + atp) / max(rtp + atp + rfp + afp, 1):>7.3f}")
-    resid = ~ruled
-    order = np.argsort(-pooled[resid])
-    hits = np.cumsum(y[resid][order])
-    print("pooled held-back residual: top n -> corrections (precision, recall of the residual's "
-          f"{int(y[resid].sum())})")
-    print("  " + "  ".join(f"{n}: {int(hits[n - 1])} ({hits[n - 1] / n:.2f}, {hits[n - 1] / y[resid].sum():.2f})"
+        model = fit(x[~test], y[~test])
+        thr = threshold_for(predict(model, x[~test]), y[~test], args.target)
+        pooled[test] = p = predict(model, x[test])
+        chosen, yt = p >= thr, y[test]
+        tp, fp = int((chosen & (yt == 1)).sum()), int((chosen & (yt == 0)).sum())
+        tp_all, fp_all = tp_all + tp, fp_all + fp
+        print(f"{which:>5} {int(yt.sum()):>4} {tp:>5}/{fp:<5} {_auc(p, yt):>6.3f} {thr:>5.2f}")
+    print(f"{'all':>5} {int(y.sum()):>4} {tp_all:>5}/{fp_all:<5}")
+    order = np.argsort(-pooled)
+    hits = np.cumsum(y[order])
+    print(f"pooled held-back: top n -> corrections (precision, recall of the {int(y.sum())})")
+    print("  " + "  ".join(f"{n}: {int(hits[n - 1])} ({hits[n - 1] / n:.2f}, {hits[n - 1] / y.sum():.2f})"
                            for n in (10, 25, 50, 100, 200, 400) if n <= len(hits)))
     if args.show:
         texts = _texts(sets)
-        rows = [i for i in np.flatnonzero(resid)]
-        for i in sorted(rows, key=lambda i: -pooled[i])[:args.show]:
+        for i in order[:args.show]:
             u = usable[i]
             print(f"{pooled[i]:.2f} {'YES' if y[i] else 'no '} {u['rule']:<11} {u['set']} "
                   f"{','.join(u['new'])}: {texts[u['new'][0]][:90]!r} | {','.join(u['old'])}: {texts[u['old'][0]][:90]!r}")
     if args.evaluate:
         variants = [(float(t), float(c)) for v in args.variants.split(",") for t, c in [v.split("/")]]
-        _evaluate(sets, args.embedder, names, x, y, of_set, ruled, variants)
-    model = fit(x[~ruled], y[~ruled])
+        _evaluate(sets, args.embedder, names, x, y, of_set, variants)
+    model = fit(x, y)
     if args.write:
-        _write(names, model, threshold_for(predict(model, x[~ruled]), y[~ruled], args.target))
+        _write(names, model, threshold_for(predict(model, x), y, args.target))
     print("weights (standardised), all sets: " + ", ".join(f"{n} {w:+.2f}" for n, w in zip(names + ["bias"], model[0])))
     return 0
 
@@ -211,7 +197,7 @@ class _Model:
         self.WEIGHTS, self.BIAS = tuple(w[:-1].tolist()), float(w[-1])
 
 
-def _evaluate(sets: list[str], embedder: str, names: list[str], x: Any, y: Any, of_set: Any, ruled: Any,
+def _evaluate(sets: list[str], embedder: str, names: list[str], x: Any, y: Any, of_set: Any,
               variants: list[tuple[float, float]]) -> None:
     """Each held-back set's queries (``coding_memory.evaluate``, config full) with the judge off, then on
     with the model fitted on the other sets, once per variant ``(target, contradicts)``: supersede at the
@@ -227,7 +213,7 @@ def _evaluate(sets: list[str], embedder: str, names: list[str], x: Any, y: Any, 
     saved = supersede.JUDGE, replaces.SUPERSEDE, replaces.CONTRADICTS, replaces.probability.__defaults__
     try:
         for which in sets:
-            train = (of_set != which) & ~ruled
+            train = of_set != which
             model = fit(x[train], y[train])
             probs = predict(model, x[train])
             memories, queries = (read_jsonl(p) for p in cm.SETS[which])
