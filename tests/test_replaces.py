@@ -149,3 +149,16 @@ def test_a_judged_text_dropped_from_the_kept_words_is_read_again(monkeypatch) ->
     newer = run_mem("add", NEWER_ETL, "--now", "2026-03-20T09:00:00Z", env=MINILM).records[0]
     assert len({o for n, o, _, _ in replaces.observed if n == newer["id"]}) == 2  # both judged
     assert older["id"] in _open(newer["id"])
+
+
+def test_an_old_fact_arriving_after_its_update_is_left_to_the_rules(monkeypatch) -> None:
+    # the judge judges a memory's older neighbours only: the import of old data meets no older one
+    from mem.score import replaces
+    from tests.conftest import jsonl
+
+    monkeypatch.setattr(replaces, "observed", [])
+    run_mem("add", NEWER_ETL, "--now", "2026-03-20T09:00:00Z", env=MINILM)
+    done = run_mem("import", "-", "--now", "2026-03-21T09:00:00Z", env=MINILM,
+                   input=jsonl({"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"}))
+    assert done.code == 0
+    assert replaces.observed == []
