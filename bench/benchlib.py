@@ -25,7 +25,8 @@ limit_blas_threads()  # before any bench imports numpy: see mem/runtime.py
 # only. Scripts that read every bench file for other purposes (identity checks) leave these out, so a
 # difference they print never shows a held-out text.
 HELD_OUT = frozenset({"coding_memory_k.jsonl", "coding_memory_k_queries.jsonl", "coding_memory_l.jsonl",
-                      "coding_memory_l_queries.jsonl", "contradictions_heldout4.jsonl"})
+                      "coding_memory_l_queries.jsonl", "coding_memory_y.jsonl", "coding_memory_y_queries.jsonl",
+                      "contradictions_heldout4.jsonl"})
 
 
 def memory_mb(field: str = "VmRSS") -> float:

@@ -166,10 +166,11 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl"),
         "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl"),
         **{w: (ROOT / "bench" / f"coding_memory_{w}.jsonl", ROOT / "bench" / f"coding_memory_{w}_queries.jsonl")
-           for w in "mnopqr"}}
-# m-r: written blind for fitting the learned judge (``mem.score.replaces``, ``bench/slot_judge.py``)
+           for w in "mnopqrstuvwxy"}}
+# m-r, s-x: written blind for fitting the learned judge (``mem.score.replaces``, ``bench/slot_judge.py``);
+# y: written blind as held-out data, like k and l (``benchlib.HELD_OUT``)
 GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"),
-          "judge": tuple("mnopqr")}
+          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
