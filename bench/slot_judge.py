@@ -133,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
                              "giving precision TARGET on the other sets (above 1: never), contradicts edges from CONTRADICTS")
     parser.add_argument("--write", action="store_true", help="write mem/score/replaces_model.py fitted on every set")
     parser.add_argument("--target", type=float, default=TARGET_P)
+    parser.add_argument("--floor", type=float, default=None,
+                        help="the judge's neighbour floor (replaces.FLOOR) while collecting and evaluating")
     args = parser.parse_args(argv)
+    if args.floor is not None:
+        from mem.score import replaces
+
+        replaces.FLOOR = args.floor
     sets = args.sets.split(",")
     held = cm_held_out(sets)
     if held:

@@ -37,7 +37,7 @@ from mem.text import STOPWORDS
 if TYPE_CHECKING:
     import numpy as np
 
-FLOOR = 0.5  # cosine below which a pair is not judged (intake looks its neighbours up at .5: ``link.SEE_ALSO_MIN``)
+FLOOR = 0.5  # cosine below which a pair is not judged (intake looks its neighbours up this far: ``supersede.floor``)
 NEAREST = 8  # older neighbours judged per memory
 SUPERSEDE: float | None = None  # probability at which the newer supersedes the older (None: the model's own)
 CONTRADICTS = 0.3  # ... at which it records an open contradicts edge instead (bench/README.md: .2-.65 swept)

@@ -400,7 +400,8 @@ class _Chunk:
         cold = index.matrix is None and index.queries + len(with_vector) <= WARM_AFTER
         # bulk, warm: the finishing pass finds the links' neighbours; only near duplicates are looked for now
         self.links_later = options.bulk and not cold
-        self.floor = options.near_threshold if self.links_later else min(link.SEE_ALSO_MIN, options.near_threshold)
+        self.floor = options.near_threshold if self.links_later else \
+            min(link.SEE_ALSO_MIN, options.near_threshold, supersede.floor(ctx))
         searched = [d for d in with_vector if not self.links_later or _checks_near(d, options)]
         rows = [self.row[id(d)] for d in searched]
         if not searched:

@@ -110,5 +110,5 @@ def _neighbours(ctx: "Context", rows: "list[tuple[int, Memory]]", vectors: "dict
         return {}
     found = neighbours.nearest(ctx.vectors, np.stack([vectors[rowid] for rowid, _ in rows]),
                                [memory.scope for _, memory in rows], NEIGHBOURS,
-                               min(link.SEE_ALSO_MIN, NEAR_DUPLICATE), before=[rowid for rowid, _ in rows])
+                               min(link.SEE_ALSO_MIN, NEAR_DUPLICATE, supersede.floor(ctx)), before=[rowid for rowid, _ in rows])
     return {rowid: hits for (rowid, _), hits in zip(rows, found)}

@@ -107,6 +107,16 @@ def _overlap(a: "Memory", b: "Memory") -> bool:
             and (b.valid_until is None or b.valid_until > a.created_at))
 
 
+def floor(ctx: "Context") -> float:
+    """The cosine down to which intake looks a new memory's neighbours up for this check: the judge reads
+    further than the rules (a correction is most often its memory's nearest older neighbour even when the
+    two are worded apart: "V1 trips at 12 auths an hour." after "Fraud rule V1 declines a card after 8
+    authorizations within one hour.", .37); with no judge (the hash embedder has no token states) the rules'."""
+    from mem.score import replaces
+
+    return min(NEIGHBOUR_MIN, replaces.FLOOR) if JUDGE and hasattr(ctx.embedder, "offsets") else NEIGHBOUR_MIN
+
+
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
           neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None,
           after: bool | None = None, tokens: "Mapping[int, tuple[str, bytes]] | None" = None,
@@ -147,6 +157,11 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
                     and _resolve(ctx, newer, older, superseded, kept) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
     return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after)
+
+
+def _close(neighbours: "Sequence[tuple[int, float]]") -> "list[tuple[int, float]]":
+    """The neighbours the rules read: those at ``NEIGHBOUR_MIN`` (intake may look further for the judge)."""
+    return [(other, sim) for other, sim in neighbours if sim >= NEIGHBOUR_MIN]
 
 
 def rival_lookups(memory: "Memory", found: Sequence[Any]) -> tuple[str, list[tuple[str, str, str]], list[str]]:
@@ -194,6 +209,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     from mem.store import lifecycle as sql
     from mem.text import content_terms
 
+    judged, neighbours = neighbours, _close(neighbours)
     cosine = {other: sim for other, sim in neighbours}
     candidates = list(cosine)
     incoming = corrections.read(memory.text, memory.kind)
@@ -206,7 +222,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # nothing to decide (live intake's memory is the newest: no candidates looked up)
         candidates = [other for other, sim in neighbours if sim >= NEIGHBOUR_MIN] if ALIGNED else []
         if not candidates:
-            _judged(ctx, rowid, memory, neighbours, superseded, incoming, tokens, kept)
+            _judged(ctx, rowid, memory, judged, superseded, incoming, tokens, kept)
             return superseded
         sharers = 0
     # what a correction corrects may be no semantic neighbour ("the dev API now listens on port 8080,
@@ -241,7 +257,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
     if memory.id not in superseded:
-        _judged(ctx, rowid, memory, neighbours, superseded, incoming, tokens, kept)
+        _judged(ctx, rowid, memory, judged, superseded, incoming, tokens, kept)
     return superseded
 
 
