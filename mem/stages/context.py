@@ -51,6 +51,12 @@ class Context:
         return self._embedder
 
     @property
+    def embedder_in_use(self) -> Embedder | None:
+        """The embedder if this context has already resolved it, else None: for a question asked inside
+        a write transaction, where resolving would bind the database (a second transaction)."""
+        return self._embedder
+
+    @property
     def embedder_name(self) -> str | None:
         """The name the embedder was made from (resolving and binding it, but not loading a model:
         models load on first use), or None for one handed over with ``use_embedder``."""

@@ -111,10 +111,13 @@ def floor(ctx: "Context") -> float:
     """The cosine down to which intake looks a new memory's neighbours up for this check: the judge reads
     further than the rules (a correction is most often its memory's nearest older neighbour even when the
     two are worded apart: "V1 trips at 12 auths an hour." after "Fraud rule V1 declines a card after 8
-    authorizations within one hour.", .37); with no judge (the hash embedder has no token states) the rules'."""
+    authorizations within one hour.", .37); with no judge (the hash embedder has no token states) the rules'.
+    Asked inside the chunk's write transaction, so it reads the embedder only if already resolved: a chunk
+    whose every record the gate refused has embedded nothing, and resolving here would bind the database."""
     from mem.score import replaces
 
-    return min(NEIGHBOUR_MIN, replaces.FLOOR) if JUDGE and hasattr(ctx.embedder, "offsets") else NEIGHBOUR_MIN
+    embedder = ctx.embedder_in_use
+    return min(NEIGHBOUR_MIN, replaces.FLOOR) if JUDGE and hasattr(embedder, "offsets") else NEIGHBOUR_MIN
 
 
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
