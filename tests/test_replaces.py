@@ -162,3 +162,72 @@ def test_an_old_fact_arriving_after_its_update_is_left_to_the_rules(monkeypatch)
                    input=jsonl({"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"}))
     assert done.code == 0
     assert replaces.observed == []
+
+
+_VOCAB = ["loki", "keeps", "holds", "logs", "30", "14", "days", "port", "8080", "API"]
+
+
+@st.composite
+def _words(draw, empty: bool = True):
+    """Judged words (``replaces.Words``) over a small vocabulary, so texts share words, with vectors whose
+    cosines often sit near ``ALIKE``; None (no token states) or no words at all when ``empty``."""
+    import numpy as np
+
+    from mem.score import replaces
+
+    if empty and draw(st.integers(0, 5)) == 0:
+        return draw(st.sampled_from([None, replaces.Words([], np.zeros((0, 3), dtype=np.float32), np.zeros(0, dtype=bool))]))
+    names = draw(st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=7, unique=True))
+    rows = draw(st.lists(st.lists(st.sampled_from([0.0, 0.1, 0.5, 0.75, 1.0, -0.3]), min_size=3, max_size=3)
+                         .filter(any), min_size=len(names), max_size=len(names)))
+    vectors = np.array(rows, dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return replaces.Words(names, vectors, np.array(draw(st.lists(st.booleans(), min_size=len(names), max_size=len(names)))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(newer=_words(), olders=st.lists(_words(), max_size=8))
+def test_the_alignments_of_all_pairs_at_once_are_each_pairs_alone(newer, olders) -> None:
+    from mem.score import replaces
+
+    assert replaces.alignments(newer, olders) == [replaces._alignment(newer, older) for older in olders]
+
+
+_TEXTS = [OLDER_ETL, NEWER_ETL, "The nightly ETL job now starts at 01:00 UTC, not 02:00.", "Loki keeps logs for 30 days.",
+          "Raised the Loki retention from 30 to 14 days.", "We cache product pages at the CDN for 10 minutes.", "Plan: move logs to S3."]
+
+
+@settings(max_examples=150, deadline=None)
+@given(newer=_words(), text=st.sampled_from(_TEXTS), kind=st.sampled_from(["fact", "correction", "note"]),
+       days=st.integers(0, 400), data=st.data(), at=st.sampled_from([None, 0.05, 0.3, 0.6, 0.9415, 0.999]))
+def test_judging_a_memorys_pairs_at_once_leaves_only_what_cannot_act(newer, text, kind, days, data, at) -> None:
+    # every pair judged is made as ``features`` and ``probability`` make it alone; a pair left out could not
+    # have reached ``at``; the words are asked for once, for the pairs judged
+    from mem.enrich import corrections
+    from mem.score import replaces
+
+    olders = data.draw(st.lists(st.tuples(_words(), st.sampled_from(_TEXTS), st.floats(0.5, 1.0)), min_size=1, max_size=8))
+    at_newer = f"2026-{1 + days // 31 % 12:02d}-{1 + days % 28:02d}T00:00:00Z"
+    reading = corrections.read(text, kind)
+    sides = [replaces.Side(t, "fact", "2025-12-31T00:00:00Z", w) for w, t, _ in olders]
+    pairs = [(side, cos, rank, max((c for j, (_, _, c) in enumerate(olders) if j != rank - 1), default=replaces.FLOOR))
+             for rank, (side, (_, _, cos)) in enumerate(zip(sides, olders), start=1)]
+    asked = []
+
+    def words(needed):
+        asked.append(needed)
+        return newer, [sides[i].words for i in needed]
+
+    got = replaces.judge(replaces.Side(text, kind, at_newer, None), [(s._replace(words=None), *rest) for s, *rest in pairs],
+                         reading, words, at)
+    whole = replaces.Side(text, kind, at_newer, newer)
+    for (side, cos, rank, best), verdict in zip(pairs, got):
+        alone = replaces.features(whole, side, cos, rank, best, reading)
+        if verdict is None:
+            assert at is not None and replaces.probability(alone) < at
+        else:
+            assert verdict == (alone, replaces.probability(alone))
+            assert list(verdict[0]) == list(alone)  # the features in their order (the bench fits columns by it)
+    assert len(asked) <= 1 and asked == ([[i for i, v in enumerate(got) if v is not None]] if asked else [])
+    if at is None:
+        assert None not in got

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mem.enrich import corrections, timestamps
@@ -104,15 +104,96 @@ def features(newer: Side, older: Side, cos: float, rank: int, best_other: float,
     newer (None: no change read); ``rank``: the older's place among the newer's judged older neighbours,
     ``best_other``: the best cosine among the others (``FLOOR`` when alone: none below it is seen);
     ``facts``: ``newer_facts(newer, reading)`` when the caller judges several pairs of one newer."""
-    facts = facts or newer_facts(newer, reading)
-    f = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
-         **{name: value for name, value in facts.items() if name != "at"},
-         "related": float(reading is not None and corrections.related(reading, older.text)),
-         "names_old": float(reading is not None and corrections.names_old(reading, older.text) is not None)}
-    f.update(_alignment(newer.words, older.words))
+    found = _placing(older, cos, rank, best_other, reading, facts or newer_facts(newer, reading))
+    found.update(_change(reading, older.text))
+    return _whole(found, _alignment(newer.words, older.words))
+
+
+def _placing(older: Side, cos: float, rank: int, best_other: float, reading: Any,
+             facts: dict[str, Any]) -> dict[str, float]:
+    """The features that cost next to nothing: the pair's place among the newer's neighbours, what the newer
+    alone says (``facts``), the time between them; with no change read, the change reader's two (0)."""
+    found = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
+             **{name: value for name, value in facts.items() if name != "at"}}
+    if reading is None:
+        found.update(_change(reading, older.text))
     days = (facts["at"] - timestamps.parse_datetime(older.created_at)).total_seconds() / 86400
-    f["log_days"] = math.log1p(max(days, 0.0))
-    return f
+    found["log_days"] = math.log1p(max(days, 0.0))
+    return found
+
+
+def _change(reading: Any, older_text: str) -> dict[str, float]:
+    """What the change the newer reads as (``reading``: None, none) says of the older: that it is about what
+    the change changes, that it states an old value the change names."""
+    if reading is None:
+        return {"related": 0.0, "names_old": 0.0}
+    return {"related": float(corrections.related(reading, older_text)),
+            "names_old": float(corrections.names_old(reading, older_text) is not None)}
+
+
+# The features' order as they were always made (``slot_judge`` fits its columns in the first pair's order).
+_ORDER = ("cos", "rank1", "gap", "reading", "marked", "bare", "unrealised", "newer_note", "related", "names_old",
+          "cover_o", "cover_n", "new_value", "frame", "log_days")
+
+
+def _whole(found: dict[str, float], alignment: dict[str, float]) -> dict[str, float]:
+    """``found`` and the pair's ``alignment`` as one dict of the features, in ``_ORDER``."""
+    found |= alignment
+    return {name: found[name] for name in _ORDER if name in found} | found
+
+
+# What a feature not made yet can be (``reachable``): shares of words in [0, 1], the newer's own values
+# counted up to 3, the change reader's two 0 or 1.
+RANGES = {"related": (0.0, 1.0), "names_old": (0.0, 1.0), "cover_o": (0.0, 1.0), "cover_n": (0.0, 1.0),
+          "new_value": (0.0, 3.0), "frame": (0.0, 1.0)}
+BOUND = True  # whether ``judge`` leaves the pairs whose probability cannot reach the lowest that acts (same decisions)
+
+
+def reachable(known: dict[str, float], at: float, model: Any = None) -> bool:
+    """Whether ``probability`` can reach ``at`` whatever the features missing from ``known`` turn out (each
+    within ``RANGES``): the largest weighted sum they allow (each term is monotone in its feature, so its
+    largest is at an end of the range) against the log-odds of ``at``, with room for rounding."""
+    model = model or replaces_model
+    if not 0.0 < at < 1.0:
+        return True
+    z = model.BIAS
+    for name, mean, scale, weight in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS):
+        if name in known:
+            z += weight * (known[name] - mean) / scale
+        elif name in RANGES:
+            z += max(weight * (end - mean) / scale for end in RANGES[name])
+        else:
+            return True
+    return z >= math.log(at / (1.0 - at)) - 1e-6
+
+
+def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading: Any,
+          words: "Callable[[list[int]], tuple[Words | None, list[Words | None]]]",
+          at: float | None) -> list[tuple[dict[str, float], float] | None]:
+    """``(features, probability)`` of each ``(older, cos, rank, best_other)`` pair of ``newer``, as ``features``
+    and ``probability`` make them; None for a pair whose probability cannot reach ``at`` (None: every pair
+    made), told by its cheap features first (``reachable``). The sides' words are not asked for until then:
+    ``words(indices)`` gives the newer's and those olders' (``Side.words`` is not read), and their
+    alignments are made in one pass (``alignments``)."""
+    facts = newer_facts(newer, reading)
+    bound = BOUND and at is not None
+    found: list[dict[str, float] | None] = []
+    for older, cos, rank, best_other in olders:
+        placed = _placing(older, cos, rank, best_other, reading, facts)
+        if bound and not reachable(placed, at):  # type: ignore[arg-type]
+            found.append(None)
+            continue
+        if reading is not None:
+            placed.update(_change(reading, older.text))
+        found.append(placed if not bound or reachable(placed, at) else None)  # type: ignore[arg-type]
+    needed = [i for i, placed in enumerate(found) if placed is not None]
+    out: list[tuple[dict[str, float], float] | None] = [None] * len(olders)
+    if needed:
+        newer_words, older_words = words(needed)
+        for i, alignment in zip(needed, alignments(newer_words, older_words)):
+            whole = _whole(found[i], alignment)  # type: ignore[arg-type]
+            out[i] = (whole, probability(whole))
+    return out
 
 
 def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
@@ -134,6 +215,40 @@ def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
     return {"cover_o": float(matched_o.mean()), "cover_n": float(matched_n.mean()),
             "new_value": min(float((newer.values & ~exact.any(axis=0)).sum()), 3.0),
             "frame": float((matched_o & plain).sum() / max(1, plain.sum()))}
+
+
+def alignments(newer: Words | None, olders: Sequence[Words | None]) -> list[dict[str, float]]:
+    """``_alignment(newer, older)`` of each of ``olders``, in one pass: one product of the newer's word
+    vectors with the olders' stacked, each older's rows then reduced apart (``reduceat``). Its counts are
+    integers and its maxima exact, so each feature is the one ``_alignment`` makes (tests/test_replaces.py)."""
+    import numpy as np
+
+    out = [dict.fromkeys(("cover_o", "cover_n", "new_value", "frame"), 0.0) for _ in olders]
+    full = [older for older in olders if older is not None and older.words]
+    if newer is None or not newer.words or not full:
+        return out
+    sizes = np.array([len(older.words) for older in full])
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    sims = np.concatenate([older.vectors for older in full]) @ newer.vectors.T
+    ids: dict[str, int] = {}
+    older_ids = np.array([ids.setdefault(w, len(ids)) for older in full for w in older.words])
+    newer_ids = np.array([ids.setdefault(w, len(ids)) for w in newer.words])
+    exact = older_ids[:, None] == newer_ids[None, :]
+    matched_o = exact.any(axis=1) | (sims.max(axis=1) >= ALIKE)
+    exact_n = np.logical_or.reduceat(exact, starts, axis=0)
+    matched_n = exact_n | (np.maximum.reduceat(sims, starts, axis=0) >= ALIKE)
+    plain = ~np.concatenate([older.values for older in full])
+    cover_o = np.add.reduceat(matched_o, starts, dtype=np.int64) / sizes
+    cover_n = matched_n.sum(axis=1) / len(newer.words)
+    new_value = (newer.values & ~exact_n).sum(axis=1)
+    frame = np.add.reduceat(matched_o & plain, starts, dtype=np.int64) / np.maximum(1, np.add.reduceat(plain, starts, dtype=np.int64))
+    made = iter(range(len(full)))
+    for i, older in enumerate(olders):
+        if older is not None and older.words:
+            k = next(made)
+            out[i] = {"cover_o": float(cover_o[k]), "cover_n": float(cover_n[k]),
+                      "new_value": min(float(new_value[k]), 3.0), "frame": float(frame[k])}
+    return out
 
 
 def probability(f: dict[str, float], model: Any = None) -> float:

@@ -299,21 +299,28 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
               and live[r].created_at < memory.created_at and _overlap(memory, live[r])][:replaces.NEAREST]
     if not olders:
         return
-    texts = {rowid: memory.text, **{r: other.text for r, _, other in olders}}
-    words = {r: replaces.known(text) for r, text in texts.items()}  # all read now: keeping one may drop another
-    unread = [(r, texts[r]) for r, found in words.items() if found is None]
-    if unread:
-        rows = _token_rows(ctx, unread, tokens)
-        words |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
-    newer = replaces.Side(memory.text, memory.kind, memory.created_at, words[rowid])
-    facts = replaces.newer_facts(newer, reading)
-    for rank, (r, sim, other) in enumerate(olders, start=1):
-        if other.id in superseded:
+
+    def words(needed: list[int]) -> tuple[Any, list[Any]]:
+        """The judged words of the memory and of the olders at ``needed``: kept, else read from their token states."""
+        texts = {rowid: memory.text, **{olders[i][0]: olders[i][2].text for i in needed}}
+        found = {r: replaces.known(text) for r, text in texts.items()}  # all read now: keeping one may drop another
+        unread = [(r, texts[r]) for r, known in found.items() if known is None]
+        if unread:
+            rows = _token_rows(ctx, unread, tokens)
+            found |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
+        return found[rowid], [found[olders[i][0]] for i in needed]
+
+    judged = [i for i, (_, _, other) in enumerate(olders) if other.id not in superseded]
+    pairs = [(replaces.Side(olders[i][2].text, olders[i][2].kind, olders[i][2].created_at, None), olders[i][1], i + 1,
+              max((s for o, s, _ in olders if o != olders[i][0]), default=replaces.FLOOR)) for i in judged]
+    # the pairs no verdict can act on are left once their cheap features say so, unless the bench reads them all
+    acts = None if replaces.observed is not None else min(replaces.supersede_at(), replaces.CONTRADICTS)
+    verdicts = replaces.judge(replaces.Side(memory.text, memory.kind, memory.created_at, None), pairs, reading,
+                              lambda needed: words([judged[k] for k in needed]), acts)
+    for i, verdict in zip(judged, verdicts):
+        if verdict is None:
             continue
-        older = replaces.Side(other.text, other.kind, other.created_at, words[r])
-        best_other = max((s for o, s, _ in olders if o != r), default=replaces.FLOOR)
-        found = replaces.features(newer, older, sim, rank, best_other, reading, facts)
-        p = replaces.probability(found)
+        (_, sim, other), (found, p) = olders[i], verdict
         if replaces.observed is not None:
             replaces.observed.append((memory.id, other.id, found, p))
         if p >= replaces.supersede_at():
