@@ -92,7 +92,9 @@ def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarr
     if not found or not spans:
         return [], rows[:0]
     starts, ends = np.array(spans).T
-    cover = np.array([(starts < end) & (ends > start) for start, end in found.values()], dtype=np.float32)
+    places = np.array(list(found.values()))
+    # which tokens each word covers, all words at once (a word's row: the tokens starting before its end and ending after its start)
+    cover = ((starts[None, :] < places[:, 1:]) & (ends[None, :] > places[:, :1])).astype(np.float32)
     means = cover @ rows
     norms = np.linalg.norm(means, axis=1, keepdims=True)
     vectors = means / np.maximum(norms, 1e-12)

@@ -146,25 +146,42 @@ def _whole(found: dict[str, float], alignment: dict[str, float]) -> dict[str, fl
 # counted up to 3, the change reader's two 0 or 1.
 RANGES = {"related": (0.0, 1.0), "names_old": (0.0, 1.0), "cover_o": (0.0, 1.0), "cover_n": (0.0, 1.0),
           "new_value": (0.0, 3.0), "frame": (0.0, 1.0)}
+# The model ``probability`` and ``reachable`` use when given none (None: ``mem.score.replaces_model``;
+# ``bench/slot_judge.py --evaluate`` judges with the models it fits).
+MODEL: Any = None
 BOUND = True  # whether ``judge`` leaves the pairs whose probability cannot reach the lowest that acts (same decisions)
 
 
 def reachable(known: dict[str, float], at: float, model: Any = None) -> bool:
-    """Whether ``probability`` can reach ``at`` whatever the features missing from ``known`` turn out (each
-    within ``RANGES``): the largest weighted sum they allow (each term is monotone in its feature, so its
-    largest is at an end of the range) against the log-odds of ``at``, with room for rounding."""
-    model = model or replaces_model
+    """Whether ``probability`` (with ``model``) can reach ``at`` whatever the features missing from ``known``
+    turn out (each within ``RANGES``): the largest weighted sum they allow (each term is monotone in its
+    feature, so its largest is at an end of its range) against the log-odds of ``at``, with room for rounding."""
     if not 0.0 < at < 1.0:
         return True
-    z = model.BIAS
-    for name, mean, scale, weight in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS):
+    z, terms = _terms(model or MODEL or replaces_model)
+    for name, mean, scale, weight, top in terms:
         if name in known:
             z += weight * (known[name] - mean) / scale
-        elif name in RANGES:
-            z += max(weight * (end - mean) / scale for end in RANGES[name])
+        elif top is not None:
+            z += top
         else:
             return True
     return z >= math.log(at / (1.0 - at)) - 1e-6
+
+
+_terms_made: list[Any] = [None, None]  # (what they were made of, ``_terms``) of the model last asked for
+
+
+def _terms(model: Any) -> tuple[float, list[tuple[str, float, float, float, float | None]]]:
+    """The model's bias and each feature's (name, mean, scale, weight, largest term over its ``RANGES`` or None),
+    made again only for another model (or other ranges)."""
+    made_of = (model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS, model.BIAS, RANGES)
+    if _terms_made[0] != made_of:
+        _terms_made[:] = made_of, (model.BIAS, [
+            (name, mean, scale, weight,
+             max(weight * (end - mean) / scale for end in RANGES[name]) if name in RANGES else None)
+            for name, mean, scale, weight in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS)])
+    return _terms_made[1]
 
 
 def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading: Any,
@@ -253,8 +270,8 @@ def alignments(newer: Words | None, olders: Sequence[Words | None]) -> list[dict
 
 def probability(f: dict[str, float], model: Any = None) -> float:
     """The model's probability that the newer replaces the older (``model``: a module or object with
-    ``FEATURES``, ``MEAN``, ``SCALE``, ``WEIGHTS``, ``BIAS``; default ``mem.score.replaces_model``)."""
-    model = model or replaces_model
+    ``FEATURES``, ``MEAN``, ``SCALE``, ``WEIGHTS``, ``BIAS``; default ``MODEL``, else ``mem.score.replaces_model``)."""
+    model = model or MODEL or replaces_model
     z = model.BIAS + sum(w * (f[name] - m) / s for name, m, s, w in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS))
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
