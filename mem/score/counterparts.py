@@ -82,13 +82,20 @@ def word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarra
 _kept = Kept(KEPT)  # (text, its tokens' places, its rows' digest) -> ``_word_vectors``
 
 
+def first_words(text: str) -> dict[str, tuple[int, int]]:
+    """Each word of ``text`` (``WORD``, lower-cased) and where its first occurrence stands: the words ``word_vectors``
+    gives, in order."""
+    found: dict[str, tuple[int, int]] = {}
+    for match in WORD.finditer(text):
+        found.setdefault(match[0].lower(), match.span())
+    return found
+
+
 def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
     """``word_vectors``, made (read-only: the kept arrays are shared)."""
     import numpy as np
 
-    found: dict[str, tuple[int, int]] = {}
-    for match in WORD.finditer(text):
-        found.setdefault(match[0].lower(), (match.start(), match.end()))
+    found = first_words(text)
     if not found or not spans:
         return [], rows[:0]
     starts, ends = np.array(spans).T

@@ -31,7 +31,7 @@ from mem.enrich import corrections, timestamps
 from mem.enrich.lexicon import UNREALISED
 from mem.runtime import Kept
 from mem.score import replaces_model
-from mem.score.counterparts import WORD, word_vectors
+from mem.score.counterparts import first_words, word_vectors
 from mem.text import STOPWORDS
 
 if TYPE_CHECKING:
@@ -77,15 +77,38 @@ def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") ->
     """``text``'s content words with their token-state vectors (``counterparts.word_vectors``), kept by the
     text (a text's stored states are its embedder's, one per process; ``known`` finds them): a memory is the
     older side of each of its later neighbours' judgements."""
+    words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
+    plain = _plain(text)
+    if not words:  # no token states: no word has a vector
+        plain = Plain([], [], plain.values[:0])
+    return _kept.keep(text, Words(plain.words, vectors[plain.at], plain.values))
+
+
+class Plain(NamedTuple):
+    """What a text's judged words are without their vectors: the words (first occurrences, no stop word, two
+    letters or more), their places among ``word_vectors``' words, and whether each holds a value."""
+
+    words: list[str]
+    at: list[int]
+    values: "np.ndarray"
+
+
+_plains = Kept(KEPT)
+
+
+def _plain(text: str) -> Plain:
+    """``text``'s ``Plain`` words, kept by the text (read of the text alone: what ``judge`` bounds a pair by
+    before any token state is read)."""
     import numpy as np
 
-    words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
-    raw: dict[str, str] = {}
-    for match in WORD.finditer(text):
-        raw.setdefault(match[0].lower(), match[0])
-    keep = [i for i, w in enumerate(words) if w not in STOPWORDS and len(w) > 1]
-    values = np.array([bool(_VALUE.search(raw.get(words[i], words[i]))) for i in keep], dtype=bool)
-    return _kept.keep(text, Words([words[i] for i in keep], vectors[keep], values))
+    found = _plains.get(text)
+    if found is None:
+        places = first_words(text)
+        at = [i for i, w in enumerate(places) if w not in STOPWORDS and len(w) > 1]
+        words = list(places)
+        values = np.array([bool(_VALUE.search(text[slice(*places[words[i]])])) for i in at], dtype=bool)
+        found = _plains.keep(text, Plain([words[i] for i in at], at, values))
+    return found
 
 
 def newer_facts(newer: Side, reading: Any) -> dict[str, Any]:
@@ -152,18 +175,21 @@ MODEL: Any = None
 BOUND = True  # whether ``judge`` leaves the pairs whose probability cannot reach the lowest that acts (same decisions)
 
 
-def reachable(known: dict[str, float], at: float, model: Any = None) -> bool:
+def reachable(known: dict[str, float], at: float, model: Any = None,
+              ranges: dict[str, tuple[float, float]] | None = None) -> bool:
     """Whether ``probability`` (with ``model``) can reach ``at`` whatever the features missing from ``known``
-    turn out (each within ``RANGES``): the largest weighted sum they allow (each term is monotone in its
-    feature, so its largest is at an end of its range) against the log-odds of ``at``, with room for rounding."""
+    turn out, each within ``ranges`` (default ``RANGES``): the largest weighted sum they allow (each term is
+    monotone in its feature, so its largest is at an end of its range) against the log-odds of ``at``, with
+    room for rounding."""
     if not 0.0 < at < 1.0:
         return True
+    ranges = RANGES if ranges is None else ranges
     z, terms = _terms(model or MODEL or replaces_model)
-    for name, mean, scale, weight, top in terms:
+    for name, mean, scale, weight in terms:
         if name in known:
             z += weight * (known[name] - mean) / scale
-        elif top is not None:
-            z += top
+        elif (span := ranges.get(name)) is not None:
+            z += max(weight * (span[0] - mean) / scale, weight * (span[1] - mean) / scale)
         else:
             return True
     return z >= math.log(at / (1.0 - at)) - 1e-6
@@ -172,16 +198,32 @@ def reachable(known: dict[str, float], at: float, model: Any = None) -> bool:
 _terms_made: list[Any] = [None, None]  # (what they were made of, ``_terms``) of the model last asked for
 
 
-def _terms(model: Any) -> tuple[float, list[tuple[str, float, float, float, float | None]]]:
-    """The model's bias and each feature's (name, mean, scale, weight, largest term over its ``RANGES`` or None),
-    made again only for another model (or other ranges)."""
-    made_of = (model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS, model.BIAS, RANGES)
+def _terms(model: Any) -> tuple[float, list[tuple[str, float, float, float]]]:
+    """The model's bias and each feature's (name, mean, scale, weight), made again only for another model."""
+    made_of = (model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS, model.BIAS)
     if _terms_made[0] != made_of:
-        _terms_made[:] = made_of, (model.BIAS, [
-            (name, mean, scale, weight,
-             max(weight * (end - mean) / scale for end in RANGES[name]) if name in RANGES else None)
-            for name, mean, scale, weight in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS)])
+        _terms_made[:] = made_of, (model.BIAS, list(zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS)))
     return _terms_made[1]
+
+
+_UNALIGNED = dict.fromkeys(("cover_o", "cover_n", "new_value", "frame"), 0.0)  # ``_alignment`` of a side with no words
+
+
+def _alignable(known: dict[str, float], newer: Plain, older: Plain, at: float) -> bool:
+    """Whether the pair's probability can reach ``at`` given ``known`` and what the texts alone say of their
+    alignment: the words said alike include the ones both texts hold (each share is at least theirs, and the
+    older's frame); the newer's values the older does not hold are exactly those; or, when no token states
+    give the words vectors, every alignment feature is 0."""
+    if not newer.words or not older.words:  # then the sides' words are none either: no alignment
+        return reachable(known | _UNALIGNED, at)
+    mine, theirs = set(newer.words), set(older.words)
+    told = [w in mine for w in older.words]
+    plain = [not v for v in older.values.tolist()]
+    new_value = min(float(sum(1 for w, v in zip(newer.words, newer.values.tolist()) if v and w not in theirs)), 3.0)
+    ranges = {**RANGES, "cover_o": (sum(told) / len(told), 1.0),
+              "cover_n": (sum(1 for w in newer.words if w in theirs) / len(newer.words), 1.0),
+              "frame": (sum(1 for t, p in zip(told, plain) if t and p) / max(1, sum(plain)), 1.0)}
+    return reachable(known | {"new_value": new_value}, at, ranges=ranges) or reachable(known | _UNALIGNED, at)
 
 
 def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading: Any,
@@ -202,7 +244,10 @@ def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading
             continue
         if reading is not None:
             placed.update(_change(reading, older.text))
-        found.append(placed if not bound or reachable(placed, at) else None)  # type: ignore[arg-type]
+            if bound and not reachable(placed, at):  # type: ignore[arg-type]
+                found.append(None)
+                continue
+        found.append(placed if not bound or _alignable(placed, _plain(newer.text), _plain(older.text), at) else None)  # type: ignore[arg-type]
     needed = [i for i, placed in enumerate(found) if placed is not None]
     out: list[tuple[dict[str, float], float] | None] = [None] * len(olders)
     if needed:
