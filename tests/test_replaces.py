@@ -208,10 +208,10 @@ def _text_and_words(draw):
     text = " ".join(draw(st.lists(st.sampled_from(_SAID), max_size=9)))
     plain = replaces._plain(text)
     if draw(st.integers(0, 6)) == 0:
-        return text, replaces.Words([], np.zeros((0, 3), dtype=np.float32), plain.values[:0])
+        return text, replaces.Words([], np.zeros((0, 3), dtype=np.float32), np.zeros(0, dtype=bool))
     palette = np.array([[1, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [0, 0.6, 0.8], [0, 0, 1], [0.6, 0, 0.8]], dtype=np.float32)
     rows = palette[draw(st.lists(st.integers(0, 5), min_size=len(plain.words), max_size=len(plain.words)))]
-    return text, replaces.Words(plain.words, rows.reshape(len(plain.words), 3), plain.values)
+    return text, replaces.Words(plain.words, rows.reshape(len(plain.words), 3), np.array(plain.values, dtype=bool))
 
 
 @settings(max_examples=300, deadline=None)

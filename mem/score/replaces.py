@@ -77,11 +77,11 @@ def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") ->
     """``text``'s content words with their token-state vectors (``counterparts.word_vectors``), kept by the
     text (a text's stored states are its embedder's, one per process; ``known`` finds them): a memory is the
     older side of each of its later neighbours' judgements."""
+    import numpy as np
+
     words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
-    plain = _plain(text)
-    if not words:  # no token states: no word has a vector
-        plain = Plain([], [], plain.values[:0])
-    return _kept.keep(text, Words(plain.words, vectors[plain.at], plain.values))
+    plain = _plain(text) if words else Plain([], [], ())  # no token states: no word has a vector
+    return _kept.keep(text, Words(plain.words, vectors[plain.at], np.array(plain.values, dtype=bool)))
 
 
 class Plain(NamedTuple):
@@ -90,7 +90,7 @@ class Plain(NamedTuple):
 
     words: list[str]
     at: list[int]
-    values: "np.ndarray"
+    values: tuple[bool, ...]
 
 
 _plains = Kept(KEPT)
@@ -99,14 +99,12 @@ _plains = Kept(KEPT)
 def _plain(text: str) -> Plain:
     """``text``'s ``Plain`` words, kept by the text (read of the text alone: what ``judge`` bounds a pair by
     before any token state is read)."""
-    import numpy as np
-
     found = _plains.get(text)
     if found is None:
         places = first_words(text)
-        at = [i for i, w in enumerate(places) if w not in STOPWORDS and len(w) > 1]
         words = list(places)
-        values = np.array([bool(_VALUE.search(text[slice(*places[words[i]])])) for i in at], dtype=bool)
+        at = [i for i, w in enumerate(words) if w not in STOPWORDS and len(w) > 1]
+        values = tuple(bool(_VALUE.search(text[slice(*places[words[i]])])) for i in at)
         found = _plains.keep(text, Plain([words[i] for i in at], at, values))
     return found
 
@@ -114,11 +112,11 @@ def _plain(text: str) -> Plain:
 def newer_facts(newer: Side, reading: Any) -> dict[str, Any]:
     """What the features read of the newer alone, once for all its pairs: ``reading`` is its
     ``corrections.read`` (None: no change read)."""
-    return {"reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
-            "bare": float(reading is not None and reading.bare),
-            "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
-            "newer_note": float(newer.kind in ("note", "episode")),
-            "at": timestamps.parse_datetime(newer.created_at)}
+    own = {"reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
+           "bare": float(reading is not None and reading.bare),
+           "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
+           "newer_note": float(newer.kind in ("note", "episode"))}
+    return {**own, "at": timestamps.parse_datetime(newer.created_at), "own": own}
 
 
 def features(newer: Side, older: Side, cos: float, rank: int, best_other: float, reading: Any,
@@ -136,8 +134,7 @@ def _placing(older: Side, cos: float, rank: int, best_other: float, reading: Any
              facts: dict[str, Any]) -> dict[str, float]:
     """The features that cost next to nothing: the pair's place among the newer's neighbours, what the newer
     alone says (``facts``), the time between them; with no change read, the change reader's two (0)."""
-    found = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
-             **{name: value for name, value in facts.items() if name != "at"}}
+    found = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other, **facts["own"]}
     if reading is None:
         found.update(_change(reading, older.text))
     days = (facts["at"] - timestamps.parse_datetime(older.created_at)).total_seconds() / 86400
@@ -178,18 +175,20 @@ BOUND = True  # whether ``judge`` leaves the pairs whose probability cannot reac
 def reachable(known: dict[str, float], at: float, model: Any = None,
               ranges: dict[str, tuple[float, float]] | None = None) -> bool:
     """Whether ``probability`` (with ``model``) can reach ``at`` whatever the features missing from ``known``
-    turn out, each within ``ranges`` (default ``RANGES``): the largest weighted sum they allow (each term is
+    turn out, each within its ``ranges``, else its ``RANGES``: the largest weighted sum they allow (each term is
     monotone in its feature, so its largest is at an end of its range) against the log-odds of ``at``, with
     room for rounding."""
     if not 0.0 < at < 1.0:
         return True
-    ranges = RANGES if ranges is None else ranges
     z, terms = _terms(model or MODEL or replaces_model)
-    for name, mean, scale, weight in terms:
+    for name, mean, scale, weight, top in terms:
         if name in known:
             z += weight * (known[name] - mean) / scale
-        elif (span := ranges.get(name)) is not None:
-            z += max(weight * (span[0] - mean) / scale, weight * (span[1] - mean) / scale)
+        elif ranges is not None and name in ranges:
+            low, high = ranges[name]
+            z += max(weight * (low - mean) / scale, weight * (high - mean) / scale)
+        elif top is not None:
+            z += top
         else:
             return True
     return z >= math.log(at / (1.0 - at)) - 1e-6
@@ -198,32 +197,41 @@ def reachable(known: dict[str, float], at: float, model: Any = None,
 _terms_made: list[Any] = [None, None]  # (what they were made of, ``_terms``) of the model last asked for
 
 
-def _terms(model: Any) -> tuple[float, list[tuple[str, float, float, float]]]:
-    """The model's bias and each feature's (name, mean, scale, weight), made again only for another model."""
-    made_of = (model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS, model.BIAS)
+def _terms(model: Any) -> tuple[float, list[tuple[str, float, float, float, float | None]]]:
+    """The model's bias and each feature's (name, mean, scale, weight, largest term over its ``RANGES`` or None),
+    made again only for another model or other ranges (a pair's bound weighs them all)."""
+    made_of = (model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS, model.BIAS, tuple(RANGES.items()))
     if _terms_made[0] != made_of:
-        _terms_made[:] = made_of, (model.BIAS, list(zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS)))
+        _terms_made[:] = made_of, (model.BIAS, [
+            (name, mean, scale, weight, max(weight * (low - mean) / scale, weight * (high - mean) / scale)
+             if (low, high) != (None, None) else None)
+            for name, mean, scale, weight in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS)
+            for low, high in [RANGES.get(name, (None, None))]])
     return _terms_made[1]
 
 
 _UNALIGNED = dict.fromkeys(("cover_o", "cover_n", "new_value", "frame"), 0.0)  # ``_alignment`` of a side with no words
 
 
-def _alignable(known: dict[str, float], newer: Plain, older: Plain, at: float) -> bool:
-    """Whether the pair's probability can reach ``at`` given ``known`` and what the texts alone say of their
-    alignment: the words said alike include the ones both texts hold (each share is at least theirs, and the
-    older's frame); the newer's values the older does not hold are exactly those; or, when no token states
-    give the words vectors, every alignment feature is 0."""
-    if not newer.words or not older.words:  # then the sides' words are none either: no alignment
-        return reachable(known | _UNALIGNED, at)
+def _told(newer: Plain, older: Plain) -> list[tuple[dict[str, float], dict[str, tuple[float, float]] | None]]:
+    """What the texts alone say of the pair's alignment, as ``(known, ranges)`` for ``reachable``, one per way it
+    can turn out: the words said alike include the ones both texts hold (each share is at least theirs, and so
+    is the older's frame), and the newer's values the older does not hold are exactly those; or, without token
+    states, no word has a vector and every alignment feature is 0 (as when a text has no judged word)."""
+    if not newer.words or not older.words:
+        return [(_UNALIGNED, None)]
     mine, theirs = set(newer.words), set(older.words)
     told = [w in mine for w in older.words]
-    plain = [not v for v in older.values.tolist()]
-    new_value = min(float(sum(1 for w, v in zip(newer.words, newer.values.tolist()) if v and w not in theirs)), 3.0)
-    ranges = {**RANGES, "cover_o": (sum(told) / len(told), 1.0),
+    plain = [not v for v in older.values]
+    new_value = min(float(sum(1 for w, v in zip(newer.words, newer.values) if v and w not in theirs)), 3.0)
+    ranges = {"cover_o": (sum(told) / len(told), 1.0),
               "cover_n": (sum(1 for w in newer.words if w in theirs) / len(newer.words), 1.0),
               "frame": (sum(1 for t, p in zip(told, plain) if t and p) / max(1, sum(plain)), 1.0)}
-    return reachable(known | {"new_value": new_value}, at, ranges=ranges) or reachable(known | _UNALIGNED, at)
+    return [({"new_value": new_value}, ranges), (_UNALIGNED, None)]
+
+
+def _may_reach(known: dict[str, float], told: list[tuple[dict[str, float], Any]], at: float) -> bool:
+    return any(reachable(known | aligned, at, ranges=ranges) for aligned, ranges in told)
 
 
 def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading: Any,
@@ -231,7 +239,8 @@ def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading
           at: float | None) -> list[tuple[dict[str, float], float] | None]:
     """``(features, probability)`` of each ``(older, cos, rank, best_other)`` pair of ``newer``, as ``features``
     and ``probability`` make them; None for a pair whose probability cannot reach ``at`` (None: every pair
-    made), told by its cheap features first (``reachable``). The sides' words are not asked for until then:
+    made). Each pair is bounded (``reachable``) by its cheap features, then by what the texts alone say of its
+    alignment (``_told``), then with the change reader's two; the sides' words are asked for only then:
     ``words(indices)`` gives the newer's and those olders' (``Side.words`` is not read), and their
     alignments are made in one pass (``alignments``)."""
     facts = newer_facts(newer, reading)
@@ -239,15 +248,16 @@ def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading
     found: list[dict[str, float] | None] = []
     for older, cos, rank, best_other in olders:
         placed = _placing(older, cos, rank, best_other, reading, facts)
-        if bound and not reachable(placed, at):  # type: ignore[arg-type]
+        if bound and (not reachable(placed, at)  # type: ignore[arg-type]
+                      or not _may_reach(placed, told := _told(_plain(newer.text), _plain(older.text)), at)):  # type: ignore[arg-type]
             found.append(None)
             continue
         if reading is not None:
             placed.update(_change(reading, older.text))
-            if bound and not reachable(placed, at):  # type: ignore[arg-type]
+            if bound and not _may_reach(placed, told, at):  # type: ignore[arg-type]
                 found.append(None)
                 continue
-        found.append(placed if not bound or _alignable(placed, _plain(newer.text), _plain(older.text), at) else None)  # type: ignore[arg-type]
+        found.append(placed)
     needed = [i for i, placed in enumerate(found) if placed is not None]
     out: list[tuple[dict[str, float], float] | None] = [None] * len(olders)
     if needed:
