@@ -248,3 +248,14 @@ def test_judging_a_memorys_pairs_at_once_leaves_only_what_cannot_act(newer, kind
     assert asked == ([[i for i, v in enumerate(got) if v is not None]] if any(v is not None for v in got) else [])
     if at is None:
         assert None not in got
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.sampled_from([0.5, 0.55, 0.7, 0.7, 0.9])), max_size=8), st.data())
+def test_each_pairs_best_other_cosine_is_the_best_among_the_others(olders, data) -> None:
+    from mem.stages.supersede import _best_others
+
+    olders = [(r, sim, None) for r, sim in olders]
+    judged = data.draw(st.lists(st.integers(0, max(0, len(olders) - 1)), unique=True).map(sorted)) if olders else []
+    assert _best_others(olders, judged, 0.5) == [max((s for o, s, _ in olders if o != olders[i][0]), default=0.5)
+                                                 for i in judged]

@@ -311,8 +311,8 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         return found[rowid], [found[olders[i][0]] for i in needed]
 
     judged = [i for i, (_, _, other) in enumerate(olders) if other.id not in superseded]
-    pairs = [(replaces.Side(olders[i][2].text, olders[i][2].kind, olders[i][2].created_at, None), olders[i][1], i + 1,
-              max((s for o, s, _ in olders if o != olders[i][0]), default=replaces.FLOOR)) for i in judged]
+    pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other)
+             for i, best_other in zip(judged, _best_others(olders, judged, replaces.FLOOR)) for _, sim, other in [olders[i]]]
     # the pairs no verdict can act on are left once their cheap features say so, unless the bench reads them all
     acts = None if replaces.observed is not None else min(replaces.supersede_at(), replaces.CONTRADICTS)
     verdicts = replaces.judge(replaces.Side(memory.text, memory.kind, memory.created_at, None), pairs, reading,
@@ -328,6 +328,19 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         elif p >= replaces.CONTRADICTS:
             sql.add_edge(ctx.store, memory.id, other.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
+
+
+def _best_others(olders: "Sequence[tuple[int, float, Any]]", judged: list[int], alone: float) -> list[float]:
+    """For each of ``olders`` at ``judged``, the best cosine among the others (``alone`` when there are none):
+    the best of all, or for the best one itself the second best (each rowid once; else one by one)."""
+    sims = [sim for _, sim, _ in olders]
+    if not judged:
+        return []
+    if len({r for r, _, _ in olders}) < len(olders):
+        return [max((s for o, s, _ in olders if o != olders[i][0]), default=alone) for i in judged]
+    top = max(range(len(sims)), key=sims.__getitem__)
+    second = max((s for j, s in enumerate(sims) if j != top), default=alone)
+    return [second if i == top else sims[top] for i in judged]
 
 
 def changes(memory: "Memory", other: Any) -> bool:
