@@ -100,7 +100,7 @@ def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarr
         return [], rows[:0]
     starts, ends = np.array(spans).T
     places = np.array(list(found.values()))
-    # which tokens each word covers, all words at once (a word's row: the tokens starting before its end and ending after its start)
+    # the tokens each word covers, all words at once: those starting before its end and ending after its start
     cover = ((starts[None, :] < places[:, 1:]) & (ends[None, :] > places[:, :1])).astype(np.float32)
     means = cover @ rows
     norms = np.linalg.norm(means, axis=1, keepdims=True)

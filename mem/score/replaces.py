@@ -248,10 +248,14 @@ def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading
     found: list[dict[str, float] | None] = []
     for older, cos, rank, best_other in olders:
         placed = _placing(older, cos, rank, best_other, reading, facts)
-        if bound and (not reachable(placed, at)  # type: ignore[arg-type]
-                      or not _may_reach(placed, told := _told(_plain(newer.text), _plain(older.text)), at)):  # type: ignore[arg-type]
-            found.append(None)
-            continue
+        if bound:
+            if not reachable(placed, at):  # type: ignore[arg-type]
+                found.append(None)
+                continue
+            told = _told(_plain(newer.text), _plain(older.text))
+            if not _may_reach(placed, told, at):  # type: ignore[arg-type]
+                found.append(None)
+                continue
         if reading is not None:
             placed.update(_change(reading, older.text))
             if bound and not _may_reach(placed, told, at):  # type: ignore[arg-type]
@@ -313,7 +317,8 @@ def alignments(newer: Words | None, olders: Sequence[Words | None]) -> list[dict
     cover_o = np.add.reduceat(matched_o, starts, dtype=np.int64) / sizes
     cover_n = matched_n.sum(axis=1) / len(newer.words)
     new_value = (newer.values & ~exact_n).sum(axis=1)
-    frame = np.add.reduceat(matched_o & plain, starts, dtype=np.int64) / np.maximum(1, np.add.reduceat(plain, starts, dtype=np.int64))
+    frames = np.maximum(1, np.add.reduceat(plain, starts, dtype=np.int64))
+    frame = np.add.reduceat(matched_o & plain, starts, dtype=np.int64) / frames
     made = iter(range(len(full)))
     for i, older in enumerate(olders):
         if older is not None and older.words:
