@@ -216,7 +216,7 @@ def _evaluate(sets: list[str], embedder: str, names: list[str], x: Any, y: Any, 
     config = {"full": ablation_configs()["full"]}
     print("held  judge off: R@1 above detected | each variant (target/contradicts): R@1 above detected")
     sums: dict[str, list[int]] = {}
-    saved = supersede.JUDGE, replaces.SUPERSEDE, replaces.CONTRADICTS, replaces.probability.__defaults__
+    saved = supersede.JUDGE, replaces.SUPERSEDE, replaces.CONTRADICTS, replaces.MODEL
     try:
         for which in sets:
             train = of_set != which
@@ -229,7 +229,7 @@ def _evaluate(sets: list[str], embedder: str, names: list[str], x: Any, y: Any, 
                 thr = threshold_for(probs, y[train], target) if target <= 1 else 2.0
                 supersede.JUDGE = on
                 replaces.SUPERSEDE, replaces.CONTRADICTS = thr, min(contradicts, thr)
-                replaces.probability.__defaults__ = (_Model(names, model),)
+                replaces.MODEL = _Model(names, model)
                 report = cm.evaluate(memories, queries, config, embedder, misses_for=None)
                 row = report["results"]["full"]["all"]
                 got = [round(row["R@1"] * len(queries)), row.get("above", 0), report["supersession"]["detected"], len(queries)]
@@ -237,7 +237,7 @@ def _evaluate(sets: list[str], embedder: str, names: list[str], x: Any, y: Any, 
                 cells.append(f"{got[0] / len(queries):.3f} {got[1]:>3} {got[2]:>3}")
             print(f"{which:>4}  " + " | ".join(cells), flush=True)
     finally:
-        supersede.JUDGE, replaces.SUPERSEDE, replaces.CONTRADICTS, replaces.probability.__defaults__ = saved
+        supersede.JUDGE, replaces.SUPERSEDE, replaces.CONTRADICTS, replaces.MODEL = saved
     for name, (rank1, above, detected, n) in sums.items():
         print(f"  {name:>9}: rank-1 {rank1} of {n} ({rank1 / n:.3f}), above {above}, detected {detected}")
 

@@ -151,6 +151,29 @@ def test_every_word_is_its_own_counterpart(words: list[str], seed: int) -> None:
     assert all(alike(w, w) for w in words)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab c-_.1", max_size=40), st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6)), max_size=12),
+       st.integers(0, 2**32 - 1))
+def test_a_words_vector_is_the_mean_of_the_tokens_it_overlaps(text: str, places: list, seed: int) -> None:
+    # every word's row, made for all words at once, is the one made word by word
+    import numpy as np
+
+    from mem.score import counterparts
+
+    spans = tuple((start, start + width) for start, width in places)
+    rows = np.random.default_rng(seed).standard_normal((len(spans), 4)).astype(np.float32)
+    words, vectors = counterparts._word_vectors(text, spans, rows)
+    found: dict = {}
+    for match in counterparts.WORD.finditer(text):
+        found.setdefault(match[0].lower(), (match.start(), match.end()))
+    assert words == (list(found) if spans else [])
+    if words:
+        starts, ends = np.array(spans).T
+        cover = np.array([(starts < end) & (ends > start) for start, end in found.values()], dtype=np.float32)
+        means = cover @ rows
+        assert np.array_equal(vectors, means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12))
+
+
 def _import(records: list[dict], env: dict | None = None) -> list[dict]:
     done = run_mem("import", "-", "--now", "2026-05-03T00:00:00Z", input=jsonl(*records), env=env)
     assert done.code == 0, done.stderr

@@ -162,3 +162,100 @@ def test_an_old_fact_arriving_after_its_update_is_left_to_the_rules(monkeypatch)
                    input=jsonl({"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"}))
     assert done.code == 0
     assert replaces.observed == []
+
+
+_VOCAB = ["loki", "keeps", "holds", "logs", "30", "14", "days", "port", "8080", "API"]
+
+
+@st.composite
+def _words(draw, empty: bool = True):
+    """Judged words (``replaces.Words``) over a small vocabulary, so texts share words, with vectors whose
+    cosines often sit near ``ALIKE``; None (no token states) or no words at all when ``empty``."""
+    import numpy as np
+
+    from mem.score import replaces
+
+    if empty and draw(st.integers(0, 5)) == 0:
+        return draw(st.sampled_from([None, replaces.Words([], np.zeros((0, 3), dtype=np.float32), np.zeros(0, dtype=bool))]))
+    names = draw(st.lists(st.sampled_from(_VOCAB), min_size=1, max_size=7, unique=True))
+    rows = draw(st.lists(st.lists(st.sampled_from([0.0, 0.1, 0.5, 0.75, 1.0, -0.3]), min_size=3, max_size=3)
+                         .filter(any), min_size=len(names), max_size=len(names)))
+    vectors = np.array(rows, dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return replaces.Words(names, vectors, np.array(draw(st.lists(st.booleans(), min_size=len(names), max_size=len(names)))))
+
+
+@settings(max_examples=200, deadline=None)
+@given(newer=_words(), olders=st.lists(_words(), max_size=8))
+def test_the_alignments_of_all_pairs_at_once_are_each_pairs_alone(newer, olders) -> None:
+    from mem.score import replaces
+
+    assert replaces.alignments(newer, olders) == [replaces._alignment(newer, older) for older in olders]
+
+
+_SAID = ["The", "nightly", "ETL", "job", "starts", "kicks", "off", "at", "02:00", "23:30", "UTC", "Loki", "keeps",
+         "holds", "logs", "for", "30", "14", "days", "now", "not", "raised", "from", "to", "plan", "API", "port", "8080"]
+
+
+@st.composite
+def _text_and_words(draw):
+    """A text of ``_SAID``'s words and its judged words (``replaces._plain``) with vectors drawn from a few
+    directions (cosines of 1, about .8, or less), or none (``words_of`` without token states)."""
+    import numpy as np
+
+    from mem.score import replaces
+
+    text = " ".join(draw(st.lists(st.sampled_from(_SAID), max_size=9)))
+    plain = replaces._plain(text)
+    if draw(st.integers(0, 6)) == 0:
+        return text, replaces.Words([], np.zeros((0, 3), dtype=np.float32), np.zeros(0, dtype=bool))
+    palette = np.array([[1, 0, 0], [0.8, 0.6, 0], [0, 1, 0], [0, 0.6, 0.8], [0, 0, 1], [0.6, 0, 0.8]], dtype=np.float32)
+    rows = palette[draw(st.lists(st.integers(0, 5), min_size=len(plain.words), max_size=len(plain.words)))]
+    return text, replaces.Words(plain.words, rows.reshape(len(plain.words), 3), np.array(plain.values, dtype=bool))
+
+
+@settings(max_examples=300, deadline=None)
+@given(newer=_text_and_words(), kind=st.sampled_from(["fact", "correction", "note"]), days=st.integers(0, 400),
+       olders=st.lists(st.tuples(_text_and_words(), st.floats(0.5, 1.0)), min_size=1, max_size=8),
+       at=st.sampled_from([None, 0.05, 0.3, 0.6, 0.9415, 0.999]))
+def test_judging_a_memorys_pairs_at_once_leaves_only_what_cannot_act(newer, kind, days, olders, at) -> None:
+    # every pair judged is made as ``features`` and ``probability`` make it alone; a pair left out could not
+    # have reached ``at``; the words are asked for once, for the pairs judged
+    from mem.enrich import corrections
+    from mem.score import replaces
+
+    (text, words), at_newer = newer, f"2026-{1 + days // 31 % 12:02d}-{1 + days % 28:02d}T00:00:00Z"
+    reading = corrections.read(text, kind)
+    sides = [replaces.Side(older, "fact", "2025-12-31T00:00:00Z", its) for (older, its), _ in olders]
+    pairs = [(side, cos, rank, max((c for j, (_, c) in enumerate(olders) if j != rank - 1), default=replaces.FLOOR))
+             for rank, (side, (_, cos)) in enumerate(zip(sides, olders), start=1)]
+    asked = []
+
+    def read(needed):
+        asked.append(needed)
+        return words, [sides[i].words for i in needed]
+
+    got = replaces.judge(replaces.Side(text, kind, at_newer, None), [(s._replace(words=None), *rest) for s, *rest in pairs],
+                         reading, read, at)
+    whole = replaces.Side(text, kind, at_newer, words)
+    for (side, cos, rank, best), verdict in zip(pairs, got):
+        alone = replaces.features(whole, side, cos, rank, best, reading)
+        if verdict is None:
+            assert at is not None and replaces.probability(alone) < at
+        else:
+            assert verdict == (alone, replaces.probability(alone))
+            assert list(verdict[0]) == list(alone)  # the features in their order (the bench fits columns by it)
+    assert asked == ([[i for i, v in enumerate(got) if v is not None]] if any(v is not None for v in got) else [])
+    if at is None:
+        assert None not in got
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 12), st.sampled_from([0.5, 0.55, 0.7, 0.7, 0.9])), max_size=8), st.data())
+def test_each_pairs_best_other_cosine_is_the_best_among_the_others(olders, data) -> None:
+    from mem.stages.supersede import _best_others
+
+    olders = [(r, sim, None) for r, sim in olders]
+    judged = data.draw(st.lists(st.integers(0, max(0, len(olders) - 1)), unique=True).map(sorted)) if olders else []
+    assert _best_others(olders, judged, 0.5) == [max((s for o, s, _ in olders if o != olders[i][0]), default=0.5)
+                                                 for i in judged]

@@ -82,17 +82,26 @@ def word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarra
 _kept = Kept(KEPT)  # (text, its tokens' places, its rows' digest) -> ``_word_vectors``
 
 
+def first_words(text: str) -> dict[str, tuple[int, int]]:
+    """Each word of ``text`` (``WORD``, lower-cased) and where its first occurrence stands: the words ``word_vectors``
+    gives, in order."""
+    found: dict[str, tuple[int, int]] = {}
+    for match in WORD.finditer(text):
+        found.setdefault(match[0].lower(), match.span())
+    return found
+
+
 def _word_vectors(text: str, spans: tuple[tuple[int, int], ...], rows: "np.ndarray") -> tuple[list[str], "np.ndarray"]:
     """``word_vectors``, made (read-only: the kept arrays are shared)."""
     import numpy as np
 
-    found: dict[str, tuple[int, int]] = {}
-    for match in WORD.finditer(text):
-        found.setdefault(match[0].lower(), (match.start(), match.end()))
+    found = first_words(text)
     if not found or not spans:
         return [], rows[:0]
     starts, ends = np.array(spans).T
-    cover = np.array([(starts < end) & (ends > start) for start, end in found.values()], dtype=np.float32)
+    places = np.array(list(found.values()))
+    # the tokens each word covers, all words at once: those starting before its end and ending after its start
+    cover = ((starts[None, :] < places[:, 1:]) & (ends[None, :] > places[:, :1])).astype(np.float32)
     means = cover @ rows
     norms = np.linalg.norm(means, axis=1, keepdims=True)
     vectors = means / np.maximum(norms, 1e-12)

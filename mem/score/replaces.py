@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mem.enrich import corrections, timestamps
 from mem.enrich.lexicon import UNREALISED
 from mem.runtime import Kept
 from mem.score import replaces_model
-from mem.score.counterparts import WORD, word_vectors
+from mem.score.counterparts import first_words, word_vectors
 from mem.text import STOPWORDS
 
 if TYPE_CHECKING:
@@ -80,22 +80,43 @@ def words_of(text: str, spans: Sequence[tuple[int, int]], rows: "np.ndarray") ->
     import numpy as np
 
     words, vectors = word_vectors(text, tuple(spans[:len(rows)]), rows)
-    raw: dict[str, str] = {}
-    for match in WORD.finditer(text):
-        raw.setdefault(match[0].lower(), match[0])
-    keep = [i for i, w in enumerate(words) if w not in STOPWORDS and len(w) > 1]
-    values = np.array([bool(_VALUE.search(raw.get(words[i], words[i]))) for i in keep], dtype=bool)
-    return _kept.keep(text, Words([words[i] for i in keep], vectors[keep], values))
+    plain = _plain(text) if words else Plain([], [], ())  # no token states: no word has a vector
+    return _kept.keep(text, Words(plain.words, vectors[plain.at], np.array(plain.values, dtype=bool)))
+
+
+class Plain(NamedTuple):
+    """What a text's judged words are without their vectors: the words (first occurrences, no stop word, two
+    letters or more), their places among ``word_vectors``' words, and whether each holds a value."""
+
+    words: list[str]
+    at: list[int]
+    values: tuple[bool, ...]
+
+
+_plains = Kept(KEPT)
+
+
+def _plain(text: str) -> Plain:
+    """``text``'s ``Plain`` words, kept by the text (read of the text alone: what ``judge`` bounds a pair by
+    before any token state is read)."""
+    found = _plains.get(text)
+    if found is None:
+        places = first_words(text)
+        words = list(places)
+        at = [i for i, w in enumerate(words) if w not in STOPWORDS and len(w) > 1]
+        values = tuple(bool(_VALUE.search(text[slice(*places[words[i]])])) for i in at)
+        found = _plains.keep(text, Plain([words[i] for i in at], at, values))
+    return found
 
 
 def newer_facts(newer: Side, reading: Any) -> dict[str, Any]:
     """What the features read of the newer alone, once for all its pairs: ``reading`` is its
     ``corrections.read`` (None: no change read)."""
-    return {"reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
-            "bare": float(reading is not None and reading.bare),
-            "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
-            "newer_note": float(newer.kind in ("note", "episode")),
-            "at": timestamps.parse_datetime(newer.created_at)}
+    own = {"reading": float(reading is not None), "marked": float(reading is not None and bool(reading.marked)),
+           "bare": float(reading is not None and reading.bare),
+           "unrealised": float(bool(set(_LETTERS.findall(newer.text.lower())) & UNREALISED)),
+           "newer_note": float(newer.kind in ("note", "episode"))}
+    return {**own, "at": timestamps.parse_datetime(newer.created_at), "own": own}
 
 
 def features(newer: Side, older: Side, cos: float, rank: int, best_other: float, reading: Any,
@@ -104,15 +125,151 @@ def features(newer: Side, older: Side, cos: float, rank: int, best_other: float,
     newer (None: no change read); ``rank``: the older's place among the newer's judged older neighbours,
     ``best_other``: the best cosine among the others (``FLOOR`` when alone: none below it is seen);
     ``facts``: ``newer_facts(newer, reading)`` when the caller judges several pairs of one newer."""
-    facts = facts or newer_facts(newer, reading)
-    f = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other,
-         **{name: value for name, value in facts.items() if name != "at"},
-         "related": float(reading is not None and corrections.related(reading, older.text)),
-         "names_old": float(reading is not None and corrections.names_old(reading, older.text) is not None)}
-    f.update(_alignment(newer.words, older.words))
+    found = _placing(older, cos, rank, best_other, reading, facts or newer_facts(newer, reading))
+    found.update(_change(reading, older.text))
+    return _whole(found, _alignment(newer.words, older.words))
+
+
+def _placing(older: Side, cos: float, rank: int, best_other: float, reading: Any,
+             facts: dict[str, Any]) -> dict[str, float]:
+    """The features that cost next to nothing: the pair's place among the newer's neighbours, what the newer
+    alone says (``facts``), the time between them; with no change read, the change reader's two (0)."""
+    found = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other, **facts["own"]}
+    if reading is None:
+        found.update(_change(reading, older.text))
     days = (facts["at"] - timestamps.parse_datetime(older.created_at)).total_seconds() / 86400
-    f["log_days"] = math.log1p(max(days, 0.0))
-    return f
+    found["log_days"] = math.log1p(max(days, 0.0))
+    return found
+
+
+def _change(reading: Any, older_text: str) -> dict[str, float]:
+    """What the change the newer reads as (``reading``: None, none) says of the older: that it is about what
+    the change changes, that it states an old value the change names."""
+    if reading is None:
+        return {"related": 0.0, "names_old": 0.0}
+    return {"related": float(corrections.related(reading, older_text)),
+            "names_old": float(corrections.names_old(reading, older_text) is not None)}
+
+
+# The features' order as they were always made (``slot_judge`` fits its columns in the first pair's order).
+_ORDER = ("cos", "rank1", "gap", "reading", "marked", "bare", "unrealised", "newer_note", "related", "names_old",
+          "cover_o", "cover_n", "new_value", "frame", "log_days")
+
+
+def _whole(found: dict[str, float], alignment: dict[str, float]) -> dict[str, float]:
+    """``found`` and the pair's ``alignment`` as one dict of the features, in ``_ORDER``."""
+    found |= alignment
+    return {name: found[name] for name in _ORDER if name in found} | found
+
+
+# What a feature not made yet can be (``reachable``): shares of words in [0, 1], the newer's own values
+# counted up to 3, the change reader's two 0 or 1.
+RANGES = {"related": (0.0, 1.0), "names_old": (0.0, 1.0), "cover_o": (0.0, 1.0), "cover_n": (0.0, 1.0),
+          "new_value": (0.0, 3.0), "frame": (0.0, 1.0)}
+# The model ``probability`` and ``reachable`` use when given none (None: ``mem.score.replaces_model``;
+# ``bench/slot_judge.py --evaluate`` judges with the models it fits).
+MODEL: Any = None
+BOUND = True  # whether ``judge`` leaves the pairs whose probability cannot reach the lowest that acts (same decisions)
+
+
+def reachable(known: dict[str, float], at: float, model: Any = None,
+              ranges: dict[str, tuple[float, float]] | None = None) -> bool:
+    """Whether ``probability`` (with ``model``) can reach ``at`` whatever the features missing from ``known``
+    turn out, each within its ``ranges``, else its ``RANGES``: the largest weighted sum they allow (each term is
+    monotone in its feature, so its largest is at an end of its range) against the log-odds of ``at``, with
+    room for rounding."""
+    if not 0.0 < at < 1.0:
+        return True
+    z, terms = _terms(model or MODEL or replaces_model)
+    for name, mean, scale, weight, top in terms:
+        if name in known:
+            z += weight * (known[name] - mean) / scale
+        elif ranges is not None and name in ranges:
+            low, high = ranges[name]
+            z += max(weight * (low - mean) / scale, weight * (high - mean) / scale)
+        elif top is not None:
+            z += top
+        else:
+            return True
+    return z >= math.log(at / (1.0 - at)) - 1e-6
+
+
+_terms_made: list[Any] = [None, None]  # (what they were made of, ``_terms``) of the model last asked for
+
+
+def _terms(model: Any) -> tuple[float, list[tuple[str, float, float, float, float | None]]]:
+    """The model's bias and each feature's (name, mean, scale, weight, largest term over its ``RANGES`` or None),
+    made again only for another model or other ranges (a pair's bound weighs them all)."""
+    made_of = (model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS, model.BIAS, tuple(RANGES.items()))
+    if _terms_made[0] != made_of:
+        _terms_made[:] = made_of, (model.BIAS, [
+            (name, mean, scale, weight, max(weight * (low - mean) / scale, weight * (high - mean) / scale)
+             if (low, high) != (None, None) else None)
+            for name, mean, scale, weight in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS)
+            for low, high in [RANGES.get(name, (None, None))]])
+    return _terms_made[1]
+
+
+_UNALIGNED = dict.fromkeys(("cover_o", "cover_n", "new_value", "frame"), 0.0)  # ``_alignment`` of a side with no words
+
+
+def _told(newer: Plain, older: Plain) -> list[tuple[dict[str, float], dict[str, tuple[float, float]] | None]]:
+    """What the texts alone say of the pair's alignment, as ``(known, ranges)`` for ``reachable``, one per way it
+    can turn out: the words said alike include the ones both texts hold (each share is at least theirs, and so
+    is the older's frame), and the newer's values the older does not hold are exactly those; or, without token
+    states, no word has a vector and every alignment feature is 0 (as when a text has no judged word)."""
+    if not newer.words or not older.words:
+        return [(_UNALIGNED, None)]
+    mine, theirs = set(newer.words), set(older.words)
+    told = [w in mine for w in older.words]
+    plain = [not v for v in older.values]
+    new_value = min(float(sum(1 for w, v in zip(newer.words, newer.values) if v and w not in theirs)), 3.0)
+    ranges = {"cover_o": (sum(told) / len(told), 1.0),
+              "cover_n": (sum(1 for w in newer.words if w in theirs) / len(newer.words), 1.0),
+              "frame": (sum(1 for t, p in zip(told, plain) if t and p) / max(1, sum(plain)), 1.0)}
+    return [({"new_value": new_value}, ranges), (_UNALIGNED, None)]
+
+
+def _may_reach(known: dict[str, float], told: list[tuple[dict[str, float], Any]], at: float) -> bool:
+    return any(reachable(known | aligned, at, ranges=ranges) for aligned, ranges in told)
+
+
+def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading: Any,
+          words: "Callable[[list[int]], tuple[Words | None, list[Words | None]]]",
+          at: float | None) -> list[tuple[dict[str, float], float] | None]:
+    """``(features, probability)`` of each ``(older, cos, rank, best_other)`` pair of ``newer``, as ``features``
+    and ``probability`` make them; None for a pair whose probability cannot reach ``at`` (None: every pair
+    made). Each pair is bounded (``reachable``) by its cheap features, then by what the texts alone say of its
+    alignment (``_told``), then with the change reader's two; the sides' words are asked for only then:
+    ``words(indices)`` gives the newer's and those olders' (``Side.words`` is not read), and their
+    alignments are made in one pass (``alignments``)."""
+    facts = newer_facts(newer, reading)
+    bound = BOUND and at is not None
+    found: list[dict[str, float] | None] = []
+    for older, cos, rank, best_other in olders:
+        placed = _placing(older, cos, rank, best_other, reading, facts)
+        if bound:
+            if not reachable(placed, at):  # type: ignore[arg-type]
+                found.append(None)
+                continue
+            told = _told(_plain(newer.text), _plain(older.text))
+            if not _may_reach(placed, told, at):  # type: ignore[arg-type]
+                found.append(None)
+                continue
+        if reading is not None:
+            placed.update(_change(reading, older.text))
+            if bound and not _may_reach(placed, told, at):  # type: ignore[arg-type]
+                found.append(None)
+                continue
+        found.append(placed)
+    needed = [i for i, placed in enumerate(found) if placed is not None]
+    out: list[tuple[dict[str, float], float] | None] = [None] * len(olders)
+    if needed:
+        newer_words, older_words = words(needed)
+        for i, alignment in zip(needed, alignments(newer_words, older_words)):
+            whole = _whole(found[i], alignment)  # type: ignore[arg-type]
+            out[i] = (whole, probability(whole))
+    return out
 
 
 def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
@@ -136,10 +293,45 @@ def _alignment(newer: Words | None, older: Words | None) -> dict[str, float]:
             "frame": float((matched_o & plain).sum() / max(1, plain.sum()))}
 
 
+def alignments(newer: Words | None, olders: Sequence[Words | None]) -> list[dict[str, float]]:
+    """``_alignment(newer, older)`` of each of ``olders``, in one pass: one product of the newer's word
+    vectors with the olders' stacked, each older's rows then reduced apart (``reduceat``). Its counts are
+    integers and its maxima exact, so each feature is the one ``_alignment`` makes (tests/test_replaces.py)."""
+    import numpy as np
+
+    out = [dict.fromkeys(("cover_o", "cover_n", "new_value", "frame"), 0.0) for _ in olders]
+    full = [older for older in olders if older is not None and older.words]
+    if newer is None or not newer.words or not full:
+        return out
+    sizes = np.array([len(older.words) for older in full])
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    sims = np.concatenate([older.vectors for older in full]) @ newer.vectors.T
+    ids: dict[str, int] = {}
+    older_ids = np.array([ids.setdefault(w, len(ids)) for older in full for w in older.words])
+    newer_ids = np.array([ids.setdefault(w, len(ids)) for w in newer.words])
+    exact = older_ids[:, None] == newer_ids[None, :]
+    matched_o = exact.any(axis=1) | (sims.max(axis=1) >= ALIKE)
+    exact_n = np.logical_or.reduceat(exact, starts, axis=0)
+    matched_n = exact_n | (np.maximum.reduceat(sims, starts, axis=0) >= ALIKE)
+    plain = ~np.concatenate([older.values for older in full])
+    cover_o = np.add.reduceat(matched_o, starts, dtype=np.int64) / sizes
+    cover_n = matched_n.sum(axis=1) / len(newer.words)
+    new_value = (newer.values & ~exact_n).sum(axis=1)
+    frames = np.maximum(1, np.add.reduceat(plain, starts, dtype=np.int64))
+    frame = np.add.reduceat(matched_o & plain, starts, dtype=np.int64) / frames
+    made = iter(range(len(full)))
+    for i, older in enumerate(olders):
+        if older is not None and older.words:
+            k = next(made)
+            out[i] = {"cover_o": float(cover_o[k]), "cover_n": float(cover_n[k]),
+                      "new_value": min(float(new_value[k]), 3.0), "frame": float(frame[k])}
+    return out
+
+
 def probability(f: dict[str, float], model: Any = None) -> float:
     """The model's probability that the newer replaces the older (``model``: a module or object with
-    ``FEATURES``, ``MEAN``, ``SCALE``, ``WEIGHTS``, ``BIAS``; default ``mem.score.replaces_model``)."""
-    model = model or replaces_model
+    ``FEATURES``, ``MEAN``, ``SCALE``, ``WEIGHTS``, ``BIAS``; default ``MODEL``, else ``mem.score.replaces_model``)."""
+    model = model or MODEL or replaces_model
     z = model.BIAS + sum(w * (f[name] - m) / s for name, m, s, w in zip(model.FEATURES, model.MEAN, model.SCALE, model.WEIGHTS))
     return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 

@@ -318,21 +318,28 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
               and live[r].created_at < memory.created_at and _overlap(memory, live[r])][:replaces.NEAREST]
     if not olders:
         return
-    texts = {rowid: memory.text, **{r: other.text for r, _, other in olders}}
-    words = {r: replaces.known(text) for r, text in texts.items()}  # all read now: keeping one may drop another
-    unread = [(r, texts[r]) for r, found in words.items() if found is None]
-    if unread:
-        rows = _token_rows(ctx, unread, tokens)
-        words |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
-    newer = replaces.Side(memory.text, memory.kind, memory.created_at, words[rowid])
-    facts = replaces.newer_facts(newer, reading)
-    for rank, (r, sim, other) in enumerate(olders, start=1):
-        if other.id in superseded:
+
+    def words(needed: list[int]) -> tuple[Any, list[Any]]:
+        """The judged words of the memory and of the olders at ``needed``: kept, else read from their token states."""
+        texts = {rowid: memory.text, **{olders[i][0]: olders[i][2].text for i in needed}}
+        found = {r: replaces.known(text) for r, text in texts.items()}  # all read now: keeping one may drop another
+        unread = [(r, texts[r]) for r, known in found.items() if known is None]
+        if unread:
+            rows = _token_rows(ctx, unread, tokens)
+            found |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
+        return found[rowid], [found[olders[i][0]] for i in needed]
+
+    judged = [i for i, (_, _, other) in enumerate(olders) if other.id not in superseded]
+    pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other)
+             for i, best_other in zip(judged, _best_others(olders, judged, replaces.FLOOR)) for _, sim, other in [olders[i]]]
+    # the pairs no verdict can act on are left once their cheap features say so, unless the bench reads them all
+    acts = None if replaces.observed is not None else min(replaces.supersede_at(), replaces.CONTRADICTS)
+    verdicts = replaces.judge(replaces.Side(memory.text, memory.kind, memory.created_at, None), pairs, reading,
+                              lambda needed: words([judged[k] for k in needed]), acts)
+    for i, verdict in zip(judged, verdicts):
+        if verdict is None:
             continue
-        older = replaces.Side(other.text, other.kind, other.created_at, words[r])
-        best_other = max((s for o, s, _ in olders if o != r), default=replaces.FLOOR)
-        found = replaces.features(newer, older, sim, rank, best_other, reading, facts)
-        p = replaces.probability(found)
+        (_, sim, other), (found, p) = olders[i], verdict
         if replaces.observed is not None:
             replaces.observed.append((memory.id, other.id, found, p))
         if p >= replaces.supersede_at():
@@ -340,6 +347,19 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         elif p >= replaces.CONTRADICTS:
             sql.add_edge(ctx.store, memory.id, other.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
+
+
+def _best_others(olders: "Sequence[tuple[int, float, Any]]", judged: list[int], alone: float) -> list[float]:
+    """For each of ``olders`` at ``judged``, the best cosine among the others (``alone`` when there are none):
+    the best of all, or for the best one itself the second best (each rowid once; else one by one)."""
+    sims = [sim for _, sim, _ in olders]
+    if not judged:
+        return []
+    if len({r for r, _, _ in olders}) < len(olders):
+        return [max((s for o, s, _ in olders if o != olders[i][0]), default=alone) for i in judged]
+    top = max(range(len(sims)), key=sims.__getitem__)
+    second = max((s for j, s in enumerate(sims) if j != top), default=alone)
+    return [second if i == top else sims[top] for i in judged]
 
 
 def changes(memory: "Memory", other: Any) -> bool:
