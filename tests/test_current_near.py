@@ -115,3 +115,33 @@ def test_someone_who_also_does_it_does_not_replace_whoever_did() -> None:
 def test_a_year_told_as_when_is_no_setting() -> None:
     assert set(_settings("In 2026 the servers ran on GameLift; since 2027 they allow 2000 connections.", plain=True)) \
         == {(2000.0, "connection")}
+
+
+def _hits(*texts: str) -> list:
+    from mem.records import Hit, Memory
+
+    return [Hit(memory=Memory(id=f"m{i}", text=t), rank=i + 1, score=1.0 / (i + 1), why={}) for i, t in enumerate(texts)]
+
+
+@pytest.mark.parametrize(("asked", "kept"), [
+    ("port 8017", False),  # a value only the older states: the question asks about its row
+    ("which port does service 19 listen on", True),  # a value the newer states
+    ("which port does the service listen on", True),  # no value asked: the open edge orders newer first
+    ("is 8017 or 8019 the port", True),  # both asked: the newer names one the older does not
+])
+def test_an_open_edge_is_left_when_the_question_asks_the_olders_value(asked: str, kept: bool) -> None:
+    from mem.score.contradiction import open_pairs
+
+    hits = _hits("Service number 17 listens on port 8017", "Service number 19 listens on port 8019")
+    assert open_pairs(hits, [("m1", "m0")], asked) == ([("m1", "m0")] if kept else [])
+
+
+def test_a_name_with_a_digit_in_the_question_is_no_value_of_the_older() -> None:
+    # "us-east-1" names what both are about; only a number the older states says the question asks its row
+    # (the open edge then leaves the order to the rest of search: current_pairs still puts "grew to 9" first
+    # for "are there 6 ...", a change naming another value for what both answer)
+    from mem.score.contradiction import open_pairs
+
+    hits = _hits("Scylla runs 6 nodes in us-east-1.", "The Scylla cluster grew to 9 nodes last week.")
+    assert open_pairs(hits, [("m1", "m0")], "how many Scylla nodes in us-east-1") == [("m1", "m0")]
+    assert open_pairs(hits, [("m1", "m0")], "are there 6 Scylla nodes in us-east-1") == []

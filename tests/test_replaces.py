@@ -259,3 +259,28 @@ def test_each_pairs_best_other_cosine_is_the_best_among_the_others(olders, data)
     judged = data.draw(st.lists(st.integers(0, max(0, len(olders) - 1)), unique=True).map(sorted)) if olders else []
     assert _best_others(olders, judged, 0.5) == [max((s for o, s, _ in olders if o != olders[i][0]), default=0.5)
                                                  for i in judged]
+
+
+OLDER_KAFKA = "Kafka runs on Confluent Cloud, a dedicated cluster in us-east-1."
+NEWER_KAFKA = "Event streaming runs on Amazon MSK in us-east-1 since the migration weekend."  # cosine .42
+
+
+@pytest.mark.parametrize("embedder", ["minilm", "hash"])
+def test_the_judge_reads_neighbours_below_the_rules_floor(embedder: str, monkeypatch) -> None:
+    # a correction worded apart from what it corrects is often still its nearest older neighbour (.42 here):
+    # intake looks neighbours up to the judge's floor, so the judge weighs the pair; the rules read only
+    # those at NEIGHBOUR_MIN (hash: no judge, and no lookup below the rules' floor)
+    from mem.score import replaces
+    from mem.stages import supersede
+
+    monkeypatch.setattr(replaces, "observed", [])
+    env = {"MEM_EMBEDDER": embedder}
+    older = run_mem("add", OLDER_KAFKA, "--now", "2026-01-05T09:00:00Z", env=env).records[0]
+    newer = run_mem("add", NEWER_KAFKA, "--now", "2026-03-20T09:00:00Z", env=env).records[0]
+    judged = [(n, o, f["cos"]) for n, o, f, _ in replaces.observed]
+    if embedder == "minilm":
+        assert supersede.NEIGHBOUR_MIN > replaces.FLOOR
+        assert [(n, o) for n, o, _ in judged] == [(newer["id"], older["id"])]
+        assert replaces.FLOOR <= judged[0][2] < supersede.NEIGHBOUR_MIN
+    else:
+        assert judged == []

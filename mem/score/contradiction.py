@@ -22,6 +22,7 @@ shares with the question ("Servers run at 60 now" and "a 30 Hz tick rate").
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -106,6 +107,37 @@ NEAR_CHANGE = True
 # 22 studied coding sets (``bench/README.md``, fifteenth session): rank-1 +8 of 2,970, above -5 (i -2, j +2,
 # m +1, o +2, p +1, q +1, v +3; R@5 unchanged); LoCoMo never compares (episodes). False: off.
 NAMES_MORE = True
+
+
+# An open contradicts edge ranks its newer memory first unless the question names a number the older
+# states and the newer does not (and the newer names no question word the older leaves out): then it asks
+# about the older's row of a table, not about what changed ("port 8017" after "Service 17 listens on
+# port 8017" and "Service 19 listens on port 8019"; the mirror of ``NAMES_MORE``). False: every open
+# edge reorders.
+OLDER_VALUE_ASKED = True
+_TOKEN = re.compile(r"\w(?:[\w.:/-]*\w)?")
+# a number: a name with a digit ("us-east-1", "T1") names what the question is about on both sides
+_VALUE = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def open_pairs(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]], asked: str) -> list[tuple[str, str]]:
+    """The ``(newer, older)`` open contradictions among ``hits`` that the question ``asked`` leaves to be
+    ordered newer first (``OLDER_VALUE_ASKED``)."""
+    pairs = list(pairs)
+    values = {t.lower() for t in _TOKEN.findall(asked) if _VALUE.fullmatch(t)}
+    if not OLDER_VALUE_ASKED or not pairs or not values:
+        return pairs
+    from mem.enrich.corrections import words_named
+
+    text = {h.memory.id: h.memory.text for h in hits}
+
+    def asks_the_older(newer: str, older: str) -> bool:
+        held_new, held_old = ({t.lower() for t in _TOKEN.findall(text[i])} & values for i in (newer, older))
+        return bool(held_old - held_new) and held_new <= held_old \
+            and words_named(asked, text[newer]) <= words_named(asked, text[older])
+
+    return [(newer, older) for newer, older in pairs
+            if newer not in text or older not in text or not asks_the_older(newer, older)]
 
 
 def current_pairs(hits: Sequence[Hit], asked: str,

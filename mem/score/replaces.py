@@ -37,7 +37,11 @@ from mem.text import STOPWORDS
 if TYPE_CHECKING:
     import numpy as np
 
-FLOOR = 0.5  # cosine below which a pair is not judged (intake looks its neighbours up this far: ``supersede.floor``)
+FLOOR = 0.35  # cosine below which a pair is not judged (intake looks its neighbours up this far: ``supersede.floor``)
+# The gap is measured to the best other neighbour counting none below this: a pair alone in a small store
+# says nothing of its neighbourhood (a sibling "Staging Postgres runs version 16." after "Production
+# Postgres runs version 14 ...", alone, would get the gap of a clear winner: cos - FLOOR).
+GAP_FROM = 0.5
 NEAREST = 8  # older neighbours judged per memory
 SUPERSEDE: float | None = None  # probability at which the newer supersedes the older (None: the model's own)
 CONTRADICTS = 0.3  # ... at which it records an open contradicts edge instead (bench/README.md: .2-.65 swept)
@@ -123,7 +127,7 @@ def features(newer: Side, older: Side, cos: float, rank: int, best_other: float,
              facts: dict[str, Any] | None = None) -> dict[str, float]:
     """The pair's features (names as ``replaces_model.FEATURES``); ``reading``: ``corrections.read`` of the
     newer (None: no change read); ``rank``: the older's place among the newer's judged older neighbours,
-    ``best_other``: the best cosine among the others (``FLOOR`` when alone: none below it is seen);
+    ``best_other``: the best cosine among the others (``FLOOR`` when alone; the gap counts none below ``GAP_FROM``);
     ``facts``: ``newer_facts(newer, reading)`` when the caller judges several pairs of one newer."""
     found = _placing(older, cos, rank, best_other, reading, facts or newer_facts(newer, reading))
     found.update(_change(reading, older.text))
@@ -134,7 +138,7 @@ def _placing(older: Side, cos: float, rank: int, best_other: float, reading: Any
              facts: dict[str, Any]) -> dict[str, float]:
     """The features that cost next to nothing: the pair's place among the newer's neighbours, what the newer
     alone says (``facts``), the time between them; with no change read, the change reader's two (0)."""
-    found = {"cos": cos, "rank1": float(rank == 1), "gap": cos - best_other, **facts["own"]}
+    found = {"cos": cos, "rank1": float(rank == 1), "gap": cos - max(best_other, GAP_FROM), **facts["own"]}
     if reading is None:
         found.update(_change(reading, older.text))
     days = (facts["at"] - timestamps.parse_datetime(older.created_at)).total_seconds() / 86400

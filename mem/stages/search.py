@@ -18,7 +18,7 @@ from mem.records import Hit, Memory
 from mem.store import PriorRow
 from mem.store.lifecycle import contradiction_pairs, successors
 from mem.score.classify_query import classify
-from mem.score.contradiction import CURRENT_WINDOW, current_pairs, inherit, newer_first
+from mem.score.contradiction import CURRENT_WINDOW, current_pairs, inherit, newer_first, open_pairs
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
                                prior, rrf, seed_score, spread_of, spread_term, squash)
 from mem.stages import channels as graph_channels
@@ -352,7 +352,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories,
                          plan.memo.get("speaker_factors")))
             for i, (score, rowid, components) in enumerate(top)]
-    hits = newer_first(hits, contradiction_pairs(ctx.store, [h.memory.id for h in hits]))  # open contradictions
+    open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
+    hits = newer_first(hits, open_pairs(hits, open_edges, query.text))  # open contradictions
     if CURRENT_FIRST:
         found, matrix = ctx.store.vectors_for([rowid for _, rowid, _ in top[:CURRENT_WINDOW]])
         vectors = {memories[rowid].id: row for rowid, row in zip(found, matrix)}
