@@ -151,17 +151,45 @@ def test_a_judged_text_dropped_from_the_kept_words_is_read_again(monkeypatch) ->
     assert older["id"] in _open(newer["id"])
 
 
-def test_an_old_fact_arriving_after_its_update_is_left_to_the_rules(monkeypatch) -> None:
-    # the judge judges a memory's older neighbours only: the import of old data meets no older one
+@pytest.mark.parametrize("how", ["import", "add"])
+def test_an_old_fact_arriving_after_its_update_is_judged_as_if_in_order(how: str, monkeypatch) -> None:
+    # the import of old data meets no older neighbour: its newer neighbour judges it, as it would have on arrival
     from mem.score import replaces
     from tests.conftest import jsonl
 
     monkeypatch.setattr(replaces, "observed", [])
-    run_mem("add", NEWER_ETL, "--now", "2026-03-20T09:00:00Z", env=MINILM)
-    done = run_mem("import", "-", "--now", "2026-03-21T09:00:00Z", env=MINILM,
+    newer = run_mem("add", NEWER_ETL, "--now", "2026-03-20T09:00:00Z", env=MINILM).records[0]
+    done = run_mem(how, "-", "--now", "2026-03-21T09:00:00Z", env=MINILM,
                    input=jsonl({"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"}))
     assert done.code == 0
-    assert replaces.observed == []
+    older = run_mem("list", "--status", "all", "--json", env=MINILM).records
+    older_id = next(r["id"] for r in older if r["text"] == OLDER_ETL)
+    assert [(n, o) for n, o, _, _ in replaces.observed] == [(newer["id"], older_id)]
+    assert _open(newer["id"]) == [older_id]
+    hits = run_mem("search", "when does the nightly ETL start", "--now", "2026-03-21T09:00:00Z", env=MINILM).records
+    ids = [h["id"] for h in hits]
+    assert ids.index(newer["id"]) < ids.index(older_id)
+
+
+def test_the_judge_in_both_orders_gives_the_same_verdicts_eager_and_bulk(tmp_path) -> None:
+    # out of order: the corrections first, what they correct after; the back judgement of each old fact
+    # reads its newer neighbours' neighbourhoods up to it, in eager and in bulk intake alike
+    from tests.conftest import jsonl
+
+    records = [{"text": NEWER_ETL, "created_at": "2026-03-20T09:00:00Z"},
+               {"text": "Product pages are cached at the edge for an hour.", "created_at": "2026-04-01T09:00:00Z"},
+               {"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"},
+               {"text": "The nightly ETL job writes its logs to the etl-logs bucket.", "created_at": "2026-01-06T09:00:00Z"},
+               {"text": "We cache product pages at the CDN for 10 minutes.", "created_at": "2026-01-07T09:00:00Z"}]
+    edges = {}
+    for mode in ("eager", "bulk"):
+        env = {**MINILM, "MEM_DB": str(tmp_path / f"{mode}.db")}
+        args = ["add", "-", "--now", "2026-04-02T09:00:00Z"] + (["--bulk"] if mode == "bulk" else [])
+        ids = [r["id"] for r in run_mem(*args, input=jsonl(*records), env=env).records]
+        found = run_mem("verify", "--now", "2026-04-02T09:00:00Z", env=env).records
+        edges[mode] = sorted((ids.index(r["id"]), ids.index(r["other"])) for r in found if r.get("finding") == "contradiction")
+    assert edges["eager"] == edges["bulk"]
+    assert (0, 2) in edges["eager"]  # the ETL update over the start time it changes
 
 
 _VOCAB = ["loki", "keeps", "holds", "logs", "30", "14", "days", "port", "8080", "API"]

@@ -559,7 +559,7 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
     link.after_insert(ctx, rowid, memory, draft.vector, entities=draft.entities, neighbours=neighbours,
                       neighbour_ids=chunk.ids, entity_rows=chunk.entity_rows)
     superseded = supersede.check(ctx, rowid, memory, draft.assertions, neighbours=neighbours,  # reads the entities
-                                 tokens=chunk.pending_tokens, kept=chunk.kept)
+                                 tokens=chunk.pending_tokens, kept=chunk.kept, pending=chunk.new_vectors)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     superseded_by = store.get(memory.id).superseded_by if status == "superseded" else None
     return Outcome(status, id=memory.id, line=draft.line, detail=_detail(draft, superseded_by, superseded))

@@ -103,6 +103,24 @@ def nearest(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: 
     return out
 
 
+def nearest_with(index: Any, query: "np.ndarray", scope: str | None, k: int, floor: float, before: int,
+                 pending: "Sequence[tuple[int, str, np.ndarray]]" = ()) -> list[tuple[int, float]]:
+    """``nearest`` of one query among the stored rows below ``before`` and the ``pending`` rows
+    (``(rowid, scope, vector)``: an eager intake chunk's, not written yet) below it, scored alike
+    (``cosines``): what a bulk intake's finishing pass finds with every row stored."""
+    import numpy as np
+
+    stored = nearest(index, query[None, :], [scope], k, floor, before=[before])[0]
+    mine = [(rowid, vector) for rowid, their_scope, vector in pending
+            if rowid < before and (scope is None or their_scope == scope)]
+    if not mine:
+        return stored
+    rowids = np.array([r for r, _ in stored] + [r for r, _ in mine], dtype=np.int64)
+    sims = np.concatenate([np.array([sim for _, sim in stored], dtype=np.float32),
+                           cosines(np.stack([v for _, v in mine]), query)])
+    return ranked(rowids, sims, k, floor)
+
+
 def _nearest_in_cells(index: Any, queries: "np.ndarray", scopes: Sequence[str | None], k: int, floor: float,
                       ends: "np.ndarray", masks: dict[str | None, Any]) -> list[list[tuple[int, float]]]:
     """``nearest`` at a high floor on a large matrix: the cells (``mem.store.cells``) give each query

@@ -59,6 +59,8 @@ NEIGHBOUR_MIN = 0.5  # cosine at which a candidate counts as a semantic neighbou
 ALIGNED = True  # a close neighbour restating the older's claim with one value replaced or denied supersedes it
 COUNTERPARTS = True  # ... with words told otherwise matched by their token states (``mem.score.counterparts``)
 JUDGE = True  # what the rules leave, judged by a model of the pair's structure (``mem.score.replaces``)
+# ... also for a memory arriving after newer ones (an import of old data): they judge it (``_judged_back``)
+JUDGE_BACK = True
 # cosine for an open contradicts edge when a correction on a related slot does not clearly replace it;
 # a semantic neighbour is close enough when the correction says what holds now ("Hana has the notifier
 # now" after "Olu owns the notifier service", .62): the edge only orders the two in search, newer first
@@ -123,7 +125,7 @@ def floor(ctx: "Context") -> float:
 def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None = None, *,
           neighbours: "Sequence[tuple[int, float]] | None" = None, later: bool | None = None,
           after: bool | None = None, tokens: "Mapping[int, tuple[str, bytes]] | None" = None,
-          kept: "RivalRows | None" = None) -> list[str]:
+          kept: "RivalRows | None" = None, pending: "Sequence[tuple[int, str, Any]]" = ()) -> list[str]:
     """Called inside the intake write transaction after insert (and after its entities are linked);
     returns the ids superseded.
 
@@ -134,7 +136,8 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
     ``tokens``: compact token states (``mem.store.token_states``) by rowid of memories not stored yet
     (it and the earlier memories of its intake chunk);
     ``kept``: the write transaction's ``sql.RivalRows`` (eager intake's chunk), which answers the
-    candidate lookups from rows read once and knows the memory's arrival (it was ``stored`` there).
+    candidate lookups from rows read once and knows the memory's arrival (it was ``stored`` there);
+    ``pending``: that chunk's ``(rowid, scope, vector)`` not written yet (``_judged_back`` reads them).
 
     Two passes: rival assertions on the same slot (``conflict_candidates``), then corrections read
     from structure (``_corrections``). The list contains ``memory.id`` itself when the incoming
@@ -159,7 +162,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
             if _overlap(memory, other) and supersedes(newer.text, older.text, newer.kind) \
                     and _resolve(ctx, newer, older, superseded, kept) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
-    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after)
+    return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after, pending)
 
 
 def _close(neighbours: "Sequence[tuple[int, float]]") -> "list[tuple[int, float]]":
@@ -202,7 +205,8 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept
 def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
                  superseded: list[str], later: bool | None = None,
                  tokens: "Mapping[int, tuple[str, bytes]] | None" = None,
-                 kept: "RivalRows | None" = None, after: bool | None = None) -> list[str]:
+                 kept: "RivalRows | None" = None, after: bool | None = None,
+                 pending: "Sequence[tuple[int, str, Any]]" = ()) -> list[str]:
     """Corrections read from structure (``mem.enrich.corrections``): among the memory's nearest
     neighbours and the memories sharing its entities, the newer of each pair, when it reads as a
     correction, supersedes the older if the older states the old value it names (or holds the same
@@ -261,6 +265,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
                          at=ctx.now_iso(), weight=round(sim, 4))
     if memory.id not in superseded:
         _judged(ctx, rowid, memory, judged, superseded, incoming, tokens, kept)
+    if JUDGE_BACK and out_of_order and memory.id not in superseded:
+        _judged_back(ctx, rowid, memory, judged, superseded, tokens, kept, pending)
     return superseded
 
 
@@ -301,11 +307,11 @@ def _token_rows(ctx: "Context", texts: "Sequence[tuple[int, str]]",
 
 def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
             superseded: list[str], reading: Any, tokens: "Mapping[int, tuple[str, bytes]] | None",
-            kept: "RivalRows | None") -> None:
+            kept: "RivalRows | None", only: int | None = None) -> None:
     """The learned judgement (``mem.score.replaces``) of what the rules left: each of the memory's older
     close neighbours it may replace, superseded at ``replaces.supersede_at()``, an open ``contradicts`` edge at
-    ``replaces.CONTRADICTS``. Only the newer side judges (the older neighbours of a memory are its
-    candidates), so an import of old data is left to the rules."""
+    ``replaces.CONTRADICTS``; with ``only``, just the pair with that older rowid (``_judged_back``), the
+    others still placing it among the memory's neighbours."""
     from mem.score import replaces
     from mem.store import lifecycle as sql
 
@@ -329,7 +335,7 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
             found |= {r: replaces.words_of(text, ctx.embedder.offsets(text), rows[r]) for r, text in unread}
         return found[rowid], [found[olders[i][0]] for i in needed]
 
-    judged = [i for i, (_, _, other) in enumerate(olders) if other.id not in superseded]
+    judged = [i for i, (r, _, other) in enumerate(olders) if other.id not in superseded and only in (None, r)]
     pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other)
              for i, best_other in zip(judged, _best_others(olders, judged, replaces.FLOOR)) for _, sim, other in [olders[i]]]
     # the pairs no verdict can act on are left once their cheap features say so, unless the bench reads them all
@@ -347,6 +353,44 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         elif p >= replaces.CONTRADICTS:
             sql.add_edge(ctx.store, memory.id, other.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
+
+
+def _judged_back(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[tuple[int, float]]",
+                 superseded: list[str], tokens: "Mapping[int, tuple[str, bytes]] | None",
+                 kept: "RivalRows | None", pending: "Sequence[tuple[int, str, Any]]" = ()) -> None:
+    """The judgement of a memory that arrived after newer ones (an import of old data): each of its
+    neighbours created after it judges it as if it had been there when that neighbour arrived, among
+    that neighbour's neighbours stored up to this memory (the same bound in eager and bulk intake), so
+    the judge, like the rules, holds in both orders."""
+    from types import SimpleNamespace
+
+    from mem.enrich import corrections
+    from mem.score import replaces
+    from mem.stages import neighbours as nearest
+    from mem.stages.add import NEIGHBOURS
+    from mem.store import lifecycle as sql
+
+    near = [(r, sim) for r, sim in neighbours if sim >= replaces.FLOOR and r != rowid]
+    if not JUDGE or not near or not hasattr(ctx.embedder, "offsets"):
+        return
+    lookup = kept.corrections if kept is not None else partial(sql.correction_candidates, ctx.store)
+    live = dict(lookup(rowid, memory.scope, [r for r, _ in near], limit=0))
+    newers = [r for r, _ in near if r in live and live[r].kind not in NOT_ASSERTED
+              and live[r].created_at > memory.created_at and _overlap(memory, live[r])][:replaces.NEAREST]
+    if not newers:
+        return
+    vectors = {r: vector for r, _, vector in pending if r in newers}
+    found, matrix = ctx.store.vectors_for([r for r in newers if r not in vectors])
+    vectors |= dict(zip(found, matrix))
+    for newer_rowid in sorted(vectors):
+        if memory.id in superseded:
+            return
+        their_neighbours = nearest.nearest_with(ctx.vectors, vectors[newer_rowid], memory.scope, NEIGHBOURS,
+                                                replaces.FLOOR, rowid + 1, pending)
+        rival = live[newer_rowid]
+        newer = SimpleNamespace(**rival._asdict(), scope=memory.scope)  # a Rival read as the memory judging
+        _judged(ctx, newer_rowid, newer, their_neighbours, superseded, corrections.read(rival.text, rival.kind),
+                tokens, kept, only=rowid)
 
 
 def _best_others(olders: "Sequence[tuple[int, float, Any]]", judged: list[int], alone: float) -> list[float]:
