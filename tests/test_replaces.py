@@ -116,16 +116,10 @@ def test_the_hash_embedder_has_no_token_states_and_the_judge_decides_nothing(mon
     assert newer["status"] == "added"
 
 
-def test_bulk_intake_judges_as_eager_intake_does(tmp_path) -> None:
-    # the finishing pass meets each memory with the neighbours eager intake found (stored before it), so the
-    # judge's verdicts, edge by edge, are the same
+def _contradictions_eager_and_bulk(tmp_path, records: list[dict]) -> dict[str, list[tuple[int, int]]]:
+    """The open contradictions (newer, older by their place in ``records``) after eager and after bulk intake."""
     from tests.conftest import jsonl
 
-    records = [{"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"},
-               {"text": "The nightly ETL job writes its logs to the etl-logs bucket.", "created_at": "2026-01-06T09:00:00Z"},
-               {"text": NEWER_ETL, "created_at": "2026-03-20T09:00:00Z"},
-               {"text": "We cache product pages at the CDN for 10 minutes.", "created_at": "2026-01-07T09:00:00Z"},
-               {"text": "Product pages are cached at the edge for an hour.", "created_at": "2026-04-01T09:00:00Z"}]
     edges = {}
     for mode in ("eager", "bulk"):
         env = {**MINILM, "MEM_DB": str(tmp_path / f"{mode}.db")}
@@ -133,6 +127,18 @@ def test_bulk_intake_judges_as_eager_intake_does(tmp_path) -> None:
         ids = [r["id"] for r in run_mem(*args, input=jsonl(*records), env=env).records]
         found = run_mem("verify", "--now", "2026-04-02T09:00:00Z", env=env).records
         edges[mode] = sorted((ids.index(r["id"]), ids.index(r["other"])) for r in found if r.get("finding") == "contradiction")
+    return edges
+
+
+def test_bulk_intake_judges_as_eager_intake_does(tmp_path) -> None:
+    # the finishing pass meets each memory with the neighbours eager intake found (stored before it), so the
+    # judge's verdicts, edge by edge, are the same
+    records = [{"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"},
+               {"text": "The nightly ETL job writes its logs to the etl-logs bucket.", "created_at": "2026-01-06T09:00:00Z"},
+               {"text": NEWER_ETL, "created_at": "2026-03-20T09:00:00Z"},
+               {"text": "We cache product pages at the CDN for 10 minutes.", "created_at": "2026-01-07T09:00:00Z"},
+               {"text": "Product pages are cached at the edge for an hour.", "created_at": "2026-04-01T09:00:00Z"}]
+    edges = _contradictions_eager_and_bulk(tmp_path, records)
     assert edges["eager"] == edges["bulk"]
     assert (2, 0) in edges["eager"]  # the ETL update over the start time it changes, not over the logs bucket
 
@@ -174,20 +180,12 @@ def test_an_old_fact_arriving_after_its_update_is_judged_as_if_in_order(how: str
 def test_the_judge_in_both_orders_gives_the_same_verdicts_eager_and_bulk(tmp_path) -> None:
     # out of order: the corrections first, what they correct after; the back judgement of each old fact
     # reads its newer neighbours' neighbourhoods up to it, in eager and in bulk intake alike
-    from tests.conftest import jsonl
-
     records = [{"text": NEWER_ETL, "created_at": "2026-03-20T09:00:00Z"},
                {"text": "Product pages are cached at the edge for an hour.", "created_at": "2026-04-01T09:00:00Z"},
                {"text": OLDER_ETL, "created_at": "2026-01-05T09:00:00Z"},
                {"text": "The nightly ETL job writes its logs to the etl-logs bucket.", "created_at": "2026-01-06T09:00:00Z"},
                {"text": "We cache product pages at the CDN for 10 minutes.", "created_at": "2026-01-07T09:00:00Z"}]
-    edges = {}
-    for mode in ("eager", "bulk"):
-        env = {**MINILM, "MEM_DB": str(tmp_path / f"{mode}.db")}
-        args = ["add", "-", "--now", "2026-04-02T09:00:00Z"] + (["--bulk"] if mode == "bulk" else [])
-        ids = [r["id"] for r in run_mem(*args, input=jsonl(*records), env=env).records]
-        found = run_mem("verify", "--now", "2026-04-02T09:00:00Z", env=env).records
-        edges[mode] = sorted((ids.index(r["id"]), ids.index(r["other"])) for r in found if r.get("finding") == "contradiction")
+    edges = _contradictions_eager_and_bulk(tmp_path, records)
     assert edges["eager"] == edges["bulk"]
     assert (0, 2) in edges["eager"]  # the ETL update over the start time it changes
 
