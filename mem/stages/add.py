@@ -21,6 +21,7 @@ from mem.errors import BadInput
 from mem.records import Memory, Outcome
 from mem.runtime import interrupts_held
 from mem.stages import link, supersede
+from mem.stages.neighbours import NEIGHBOURS
 from mem.text import content_hash
 
 if TYPE_CHECKING:
@@ -40,7 +41,6 @@ BULK_CHUNK = 2048
 # either end kept the other side waiting (at the start ~0.1-0.36 s for 10k hash texts into 100k).
 FIRST_CHUNK = 256
 PRODUCT_BLOCK = 256  # drafts whose products with the chunk's earlier drafts are made together (_Chunk._products)
-NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 # From this many drafts a chunk indexes its text in batches (``Store.bulk_writes``): that costs a few
 # statements a chunk, so a single add keeps the per-row trigger.
 BATCHED_WRITES = 8

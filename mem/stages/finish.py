@@ -104,11 +104,12 @@ def _neighbours(ctx: "Context", rows: "list[tuple[int, Memory]]", vectors: "dict
     import numpy as np
 
     from mem.stages import neighbours
-    from mem.stages.add import NEAR_DUPLICATE, NEIGHBOURS
+    from mem.stages.add import NEAR_DUPLICATE
 
     if not rows:
         return {}
     found = neighbours.nearest(ctx.vectors, np.stack([vectors[rowid] for rowid, _ in rows]),
-                               [memory.scope for _, memory in rows], NEIGHBOURS,
-                               min(link.SEE_ALSO_MIN, NEAR_DUPLICATE, supersede.floor(ctx)), before=[rowid for rowid, _ in rows])
+                               [memory.scope for _, memory in rows], neighbours.NEIGHBOURS,
+                               min(link.SEE_ALSO_MIN, NEAR_DUPLICATE, supersede.floor(ctx)),
+                               before=[rowid for rowid, _ in rows])
     return {rowid: hits for (rowid, _), hits in zip(rows, found)}

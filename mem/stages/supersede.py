@@ -367,7 +367,6 @@ def _judged_back(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     from mem.enrich import corrections
     from mem.score import replaces
     from mem.stages import neighbours as nearest
-    from mem.stages.add import NEIGHBOURS
     from mem.store import lifecycle as sql
 
     near = [(r, sim) for r, sim in neighbours if sim >= replaces.FLOOR and r != rowid]
@@ -385,7 +384,7 @@ def _judged_back(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     for newer_rowid in sorted(vectors):
         if memory.id in superseded:
             return
-        their_neighbours = nearest.nearest_with(ctx.vectors, vectors[newer_rowid], memory.scope, NEIGHBOURS,
+        their_neighbours = nearest.nearest_with(ctx.vectors, vectors[newer_rowid], memory.scope, nearest.NEIGHBOURS,
                                                 replaces.FLOOR, rowid + 1, pending)
         rival = live[newer_rowid]
         newer = SimpleNamespace(**rival._asdict(), scope=memory.scope)  # a Rival read as the memory judging
