@@ -276,6 +276,25 @@ def test_judging_a_memorys_pairs_at_once_leaves_only_what_cannot_act(newer, kind
         assert None not in got
 
 
+@settings(max_examples=300, deadline=None)
+@given(newer=_text_and_words(), older=_text_and_words(), kind=st.sampled_from(["fact", "correction", "note"]),
+       days=st.integers(0, 400), cos=st.floats(0.35, 1.0), rank=st.integers(1, 8), best=st.floats(0.0, 1.0),
+       at=st.sampled_from([0.05, 0.3, 0.6, 0.9415]))
+def test_a_pair_the_back_judgement_leaves_cannot_act_wherever_it_stands(newer, older, kind, days, cos, rank, best,
+                                                                         at) -> None:
+    # may_act is False only when no rank and no best other cosine lets the pair reach ``at``
+    from mem.enrich import corrections
+    from mem.score import replaces
+
+    (text, words), (older_text, older_words) = newer, older
+    at_newer = f"2026-{1 + days // 31 % 12:02d}-{1 + days % 28:02d}T00:00:00Z"
+    reading = corrections.read(text, kind)
+    side = replaces.Side(older_text, "fact", "2025-12-31T00:00:00Z", older_words)
+    if not replaces.may_act(replaces.Side(text, kind, at_newer, None), side._replace(words=None), cos, reading, at):
+        found = replaces.features(replaces.Side(text, kind, at_newer, words), side, cos, rank, best, reading)
+        assert replaces.probability(found) < at
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 12), st.sampled_from([0.5, 0.55, 0.7, 0.7, 0.9])), max_size=8), st.data())
 def test_each_pairs_best_other_cosine_is_the_best_among_the_others(olders, data) -> None:

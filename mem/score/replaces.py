@@ -238,6 +238,19 @@ def _may_reach(known: dict[str, float], told: list[tuple[dict[str, float], Any]]
     return any(reachable(known | aligned, at, ranges=ranges) for aligned, ranges in told)
 
 
+def may_act(newer: Side, older: Side, cos: float, reading: Any, at: float) -> bool:
+    """Whether the pair's probability can reach ``at`` wherever the older stands among the newer's neighbours
+    (its rank and gap unknown: the gap is at most ``cos - GAP_FROM`` and at least ``cos - 1``), by what the texts
+    alone say (``_told``): ``supersede._judged_back`` asks it before it looks the newer's neighbours up."""
+    placed = _placing(older, cos, 1, 0.0, reading, newer_facts(newer, reading))
+    del placed["rank1"], placed["gap"]
+    if reading is not None:
+        placed.update(_change(reading, older.text))
+    placing = {"rank1": (0.0, 1.0), "gap": (cos - 1.0, cos - GAP_FROM)}
+    return any(reachable(placed | aligned, at, ranges={**(ranges or {}), **placing})
+               for aligned, ranges in _told(_plain(newer.text), _plain(older.text)))
+
+
 def judge(newer: Side, olders: Sequence[tuple[Side, float, int, float]], reading: Any,
           words: "Callable[[list[int]], tuple[Words | None, list[Words | None]]]",
           at: float | None) -> list[tuple[dict[str, float], float] | None]:

@@ -376,6 +376,13 @@ def _judged_back(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     live = dict(lookup(rowid, memory.scope, [r for r, _ in near], limit=0))
     newers = [r for r, _ in near if r in live and live[r].kind not in NOT_ASSERTED
               and live[r].created_at > memory.created_at and _overlap(memory, live[r])][:replaces.NEAREST]
+    # a newer whose verdict on this memory cannot act wherever it stands among its neighbours is left before
+    # they are looked up (one search over the store each), unless the bench reads every pair
+    acts = min(replaces.supersede_at(), replaces.CONTRADICTS)
+    cosine, older = dict(near), replaces.Side(memory.text, memory.kind, memory.created_at, None)
+    newers = [r for r in newers if replaces.observed is not None or replaces.may_act(
+        replaces.Side(live[r].text, live[r].kind, live[r].created_at, None), older, cosine[r],
+        corrections.read(live[r].text, live[r].kind), acts)]
     if not newers:
         return
     vectors = {r: vector for r, _, vector in pending if r in newers}
