@@ -116,6 +116,27 @@ def test_the_hash_embedder_has_no_token_states_and_the_judge_decides_nothing(mon
     assert newer["status"] == "added"
 
 
+def test_the_gap_counts_no_other_neighbour_below_gap_from(monkeypatch) -> None:
+    # each judged pair's gap is its cosine less the best other neighbour's, counting none below GAP_FROM: the
+    # Kafka pair alone (.42) gets cos - .5, the ETL update's two olders each the other's cosine when above .5
+    from mem.score import replaces
+
+    monkeypatch.setattr(replaces, "observed", [])
+    run_mem("add", OLDER_KAFKA, "--now", "2026-01-05T09:00:00Z", env=MINILM)
+    run_mem("add", NEWER_KAFKA, "--now", "2026-03-20T09:00:00Z", env=MINILM)
+    run_mem("add", OLDER_ETL, "--now", "2026-03-21T09:00:00Z", env=MINILM)
+    run_mem("add", "The nightly ETL job writes its logs to the etl-logs bucket.", "--now", "2026-03-22T09:00:00Z", env=MINILM)
+    run_mem("add", NEWER_ETL, "--now", "2026-04-20T09:00:00Z", env=MINILM)
+    by_newer: dict[str, list[dict]] = {}
+    for newer, _, found, _ in replaces.observed:
+        by_newer.setdefault(newer, []).append(found)
+    assert len(by_newer) >= 2 and any(len(pairs) == 1 for pairs in by_newer.values())
+    for pairs in by_newer.values():
+        for i, found in enumerate(pairs):
+            others = [other["cos"] for j, other in enumerate(pairs) if j != i]
+            assert found["gap"] == pytest.approx(found["cos"] - max([*others, replaces.GAP_FROM]))
+
+
 def _contradictions_eager_and_bulk(tmp_path, records: list[dict]) -> dict[str, list[tuple[int, int]]]:
     """The open contradictions (newer, older by their place in ``records``) after eager and after bulk intake."""
     from tests.conftest import jsonl

@@ -242,10 +242,8 @@ def may_act(newer: Side, older: Side, cos: float, reading: Any, at: float) -> bo
     """Whether the pair's probability can reach ``at`` wherever the older stands among the newer's neighbours
     (its rank and gap unknown: the gap is at most ``cos - GAP_FROM`` and at least ``cos - 1``), by what the texts
     alone say (``_told``): ``supersede._judged_back`` asks it before it looks the newer's neighbours up."""
-    placed = _placing(older, cos, 1, 0.0, reading, newer_facts(newer, reading))
-    del placed["rank1"], placed["gap"]
-    if reading is not None:
-        placed.update(_change(reading, older.text))
+    placed = _placing(older, cos, 1, 0.0, reading, newer_facts(newer, reading)) | _change(reading, older.text)
+    del placed["rank1"], placed["gap"]  # bounded by ``placing`` instead
     placing = {"rank1": (0.0, 1.0), "gap": (cos - 1.0, cos - GAP_FROM)}
     return any(reachable(placed | aligned, at, ranges={**(ranges or {}), **placing})
                for aligned, ranges in _told(_plain(newer.text), _plain(older.text)))

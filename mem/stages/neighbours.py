@@ -32,9 +32,9 @@ from mem.store import cells
 if TYPE_CHECKING:
     import numpy as np
 
+NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 # The float32 product of two unit vectors is off by far less than this (dim x 2^-24 at worst):
 # candidates within it of the floor or of the k-th best are rescored exactly before deciding.
-NEIGHBOURS = 8  # nearest memories looked up per new one (near-duplicate check, then see_also links)
 SLACK = 1e-4
 BLOCK = 64  # queries per matrix product: 64 x 100k float32 = 25 MB at a time
 PROBE = 40  # rows scored exactly first, by projected similarity, to find a k-th best to beat

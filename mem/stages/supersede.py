@@ -380,9 +380,9 @@ def _judged_back(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     # they are looked up (one search over the store each), unless the bench reads every pair
     acts = min(replaces.supersede_at(), replaces.CONTRADICTS)
     cosine, older = dict(near), replaces.Side(memory.text, memory.kind, memory.created_at, None)
+    readings = {r: corrections.read(live[r].text, live[r].kind) for r in newers}
     newers = [r for r in newers if replaces.observed is not None or replaces.may_act(
-        replaces.Side(live[r].text, live[r].kind, live[r].created_at, None), older, cosine[r],
-        corrections.read(live[r].text, live[r].kind), acts)]
+        replaces.Side(live[r].text, live[r].kind, live[r].created_at, None), older, cosine[r], readings[r], acts)]
     if not newers:
         return
     vectors = {r: vector for r, _, vector in pending if r in newers}
@@ -395,8 +395,7 @@ def _judged_back(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
                                                 replaces.FLOOR, rowid + 1, pending)
         rival = live[newer_rowid]
         newer = SimpleNamespace(**rival._asdict(), scope=memory.scope)  # a Rival read as the memory judging
-        _judged(ctx, newer_rowid, newer, their_neighbours, superseded, corrections.read(rival.text, rival.kind),
-                tokens, kept, only=rowid)
+        _judged(ctx, newer_rowid, newer, their_neighbours, superseded, readings[newer_rowid], tokens, kept, only=rowid)
 
 
 def _best_others(olders: "Sequence[tuple[int, float, Any]]", judged: list[int], alone: float) -> list[float]:
