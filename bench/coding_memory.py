@@ -144,6 +144,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -383,6 +384,22 @@ class Project:
     def close(self) -> None:
         self.store.close()
 
+
+
+def asked_in_order(which: str, embedder: str) -> Iterator[tuple[Project, dict[str, Any], dict[str, str]]]:
+    """Each query of set ``which`` in the order asked, with its project grown through the real intake
+    until then and the clock set to it (a temporary database), and the set's canonical key map."""
+    memories, queries = (read_jsonl(p) for p in SETS[which])
+    canon = canonical_map(memories)
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Project(Path(tmp) / "asked.db", embedder, memories)
+        try:
+            for q in sorted(queries, key=lambda q: q["asked_at"]):
+                project.ingest_until(q["asked_at"])
+                project.at(q["asked_at"])
+                yield project, q, canon
+        finally:
+            project.close()
 
 def evaluate(memories: list[dict[str, Any]], queries: list[dict[str, Any]],
              configs: dict[str, dict[str, Any]], embedder: str, misses_for: str | None = "full",

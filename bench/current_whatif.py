@@ -37,7 +37,6 @@ import argparse
 import math
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -57,28 +56,19 @@ def pages(which: str, embedder: str) -> list[dict[str, Any]]:
     """Each query of set ``which`` with its final page: hits (keys, created, kind, text) and cosines."""
     from mem.stages import search
 
-    memories, queries = (read_jsonl(p) for p in cm.SETS[which])
-    canon = cm.canonical_map(memories)
     out = []
-    with tempfile.TemporaryDirectory() as tmp:
-        project = cm.Project(Path(tmp) / "whatif.db", embedder, memories)
-        try:
-            for q in sorted(queries, key=lambda q: q["asked_at"]):
-                project.ingest_until(q["asked_at"])
-                project.at(q["asked_at"])
-                hits = search.run(project.ctx, search.Query(text=q["query"], k=WINDOW, bump=False))
-                rowids = [project.store.rowid_of(h.memory.id) for h in hits]
-                found, matrix = project.store.vectors_for(rowids)
-                vec = dict(zip(found, matrix))
-                out.append({"query": q["query"], "gold": [canon[g] for g in q["gold"]],
-                            "stale": [canon[s] for s in q.get("stale", [])],
-                            "hits": [{"keys": {canon[k] for k in project.keys_of.get(h.memory.id, ())},
-                                      "created": h.memory.created_at, "kind": h.memory.kind, "text": h.memory.text}
-                                     for h in hits],
-                            "cos": [[float(vec[a] @ vec[b]) if a in vec and b in vec else -1.0 for b in rowids]
-                                    for a in rowids]})
-        finally:
-            project.close()
+    for project, q, canon in cm.asked_in_order(which, embedder):
+        hits = search.run(project.ctx, search.Query(text=q["query"], k=WINDOW, bump=False))
+        rowids = [project.store.rowid_of(h.memory.id) for h in hits]
+        found, matrix = project.store.vectors_for(rowids)
+        vec = dict(zip(found, matrix))
+        out.append({"query": q["query"], "gold": [canon[g] for g in q["gold"]],
+                    "stale": [canon[s] for s in q.get("stale", [])],
+                    "hits": [{"keys": {canon[k] for k in project.keys_of.get(h.memory.id, ())},
+                              "created": h.memory.created_at, "kind": h.memory.kind, "text": h.memory.text}
+                             for h in hits],
+                    "cos": [[float(vec[a] @ vec[b]) if a in vec and b in vec else -1.0 for b in rowids]
+                            for a in rowids]})
     return out
 
 

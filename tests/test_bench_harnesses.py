@@ -368,6 +368,27 @@ def test_current_whatif_scores_the_real_order_as_coding_memory_does(coding: Modu
     assert newest_last[0] is page["hits"][-1] and newest_last[1] is page["hits"][0]
 
 
+@pytest.mark.slow  # a set through intake with the ONNX model
+def test_page_order_reorders_its_pages_as_search_does(coding: ModuleType) -> None:
+    """bench/page_order.py keeps each window with the step off; reordered by the shipped weights, its pages
+    gain what the coding bench's full configuration gains over its ablation (set b: +2 rank-1)."""
+    import numpy as np
+
+    bench, benchlib = _bench_module("page_order"), _bench_module("benchlib")
+    from mem.score import page_order
+
+    logged = bench.pages("b", "minilm")
+    configs = {name: benchlib.ablation_configs()[name] for name in ("full", "full-recency")}
+    data, queries = coding.SETS["b"]
+    real = coding.evaluate(coding.read_jsonl(data), coding.read_jsonl(queries), configs, "minilm")
+    n = len(coding.read_jsonl(queries))
+    on, off = (real["results"][name]["all"] for name in ("full", "full-recency"))
+    moved, kept = bench.scored(logged, np.array(page_order.WEIGHTS)), bench.scored(logged, None)
+    assert moved[0] - kept[0] == round(on["R@1"] * n) - round(off["R@1"] * n) != 0
+    assert moved[1] - kept[1] == on.get("above", 0) - off.get("above", 0)
+    assert all(len(p["places"]) >= 2 and len(p["features"]) == len(p["places"]) for p in logged)
+
+
 @pytest.mark.slow  # two sets through intake with the ONNX model
 def test_slot_judge_collects_what_intake_judged_with_the_datasets_labels(coding: ModuleType) -> None:
     """bench/slot_judge.py keeps each pair intake's judge met, with the features intake computed, labelled

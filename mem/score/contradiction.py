@@ -120,11 +120,25 @@ _TOKEN = re.compile(r"\w(?:[\w.:/-]*\w)?")
 _VALUE = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
+def numbers_asked(asked: str) -> frozenset[str]:
+    """The numbers a question names ("port 8017": ``{"8017"}``; a name with a digit, "us-east-1", is none).
+
+    >>> sorted(numbers_asked("is port 8017 open in us-east-1?")), sorted(numbers_held("Port 8017, not 8019", {"8017"}))
+    (['8017'], ['8017'])
+    """
+    return frozenset(t.lower() for t in _TOKEN.findall(asked) if _VALUE.fullmatch(t))
+
+
+def numbers_held(text: str, numbers: frozenset[str] | set[str]) -> set[str]:
+    """Which of ``numbers`` (``numbers_asked``) ``text`` states."""
+    return {t.lower() for t in _TOKEN.findall(text)} & numbers if numbers else set()
+
+
 def open_pairs(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]], asked: str) -> list[tuple[str, str]]:
     """The ``(newer, older)`` open contradictions among ``hits`` that the question ``asked`` leaves to be
     ordered newer first (``OLDER_VALUE_ASKED``)."""
     pairs = list(pairs)
-    values = {t.lower() for t in _TOKEN.findall(asked) if _VALUE.fullmatch(t)}
+    values = numbers_asked(asked)
     if not OLDER_VALUE_ASKED or not pairs or not values:
         return pairs
     from mem.enrich.corrections import words_named
@@ -132,7 +146,7 @@ def open_pairs(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]], asked: str
     text = {h.memory.id: h.memory.text for h in hits}
 
     def asks_the_older(newer: str, older: str) -> bool:
-        held_new, held_old = ({t.lower() for t in _TOKEN.findall(text[i])} & values for i in (newer, older))
+        held_new, held_old = (numbers_held(text[i], values) for i in (newer, older))
         return bool(held_old - held_new) and held_new <= held_old \
             and words_named(asked, text[newer]) <= words_named(asked, text[older])
 

@@ -81,7 +81,7 @@ SPEAKER_PENALTIES: dict[str, float] = {"open-domain": 0.5}
 SELF_PENALTY = 0.25
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
-POST_STEPS = ("speaker", "scene", "causal", "shape")
+POST_STEPS = ("speaker", "scene", "causal", "shape", "recency")
 FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
@@ -358,6 +358,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         found, matrix = ctx.store.vectors_for([rowid for _, rowid, _ in top[:CURRENT_WINDOW]])
         vectors = {memories[rowid].id: row for rowid, row in zip(found, matrix)}
         hits = newer_first(hits, current_pairs(hits, query.text, vectors), key="current")
+    if "recency" in names and "semantic" in rankings and len(hits) > 1:  # needs the query's vector
+        hits = _recency(ctx, plan, hits, memories)
     if query.bump and top:
         from mem.enrich.timestamps import format_datetime
 
@@ -372,6 +374,18 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
 # .895 -> .905, F .924 -> .933, G .879 -> .888, H .719 -> .766, held-out I .744 -> .750; above H 16 -> 10,
 # I 17 -> 16 (I R@5 .961 -> .955). False: the ablation of both.
 CURRENT_FIRST = True
+
+
+def _recency(ctx: "Context", plan: Plan, hits: list[Hit], memories: dict[int, Any]) -> list[Hit]:
+    """The first hits ordered by the page model: closeness to the question, age among them, place
+    (``mem.score.page_order``); only with the embedder whose cosines it was fitted on."""
+    from mem.score.page_order import FITTED_FOR, WINDOW, reorder
+
+    if ctx.embedder.id.split(":")[0] != FITTED_FOR:  # its weights read that model's cosines
+        return hits
+    rowid_of = {m.id: rowid for rowid, m in memories.items()}
+    found, matrix = ctx.store.vectors_for([rowid_of[h.memory.id] for h in hits[:WINDOW]])
+    return reorder(hits, plan.vector, {memories[rowid].id: row for rowid, row in zip(found, matrix)}, plan.query.text)
 
 
 # A causal question's best candidates that explain or fix in their own text ("Bug: ... Cause: ...") go

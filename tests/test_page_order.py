@@ -1,0 +1,109 @@
+"""The page model (``mem.score.page_order``): the first hits ordered by closeness to the question, age
+among them and place; episodes and the hits below the window keep their places; only with the embedder
+the weights were fitted on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mem.records import Hit, Memory
+from mem.score import page_order
+from tests.conftest import jsonl, run_mem
+
+
+def _hit(i: int, kind: str, created: str, text: str = "a memory of some words") -> Hit:
+    return Hit(memory=Memory(id=f"m{i}", text=text, kind=kind, created_at=created), rank=i + 1,
+               score=1.0 - i / 100, why={"fused": 1.0 - i / 100})
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+pages = st.lists(st.tuples(st.sampled_from(["fact", "decision", "episode", "note"]),
+                           st.integers(1, 28), st.integers(1, 30)), min_size=0, max_size=9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pages, st.integers(0, 2**31 - 1))
+def test_a_page_is_reordered_in_place(rows, seed) -> None:
+    rng = np.random.default_rng(seed)
+    hits = [_hit(i, kind, f"2026-03-{day:02d}T00:00:00Z", " ".join(["w"] * words))
+            for i, (kind, day, words) in enumerate(rows)]
+    vectors = {h.memory.id: _unit(rng.normal(size=8)) for h in hits if rng.random() < 0.9}
+    out = page_order.reorder(hits, _unit(rng.normal(size=8)), vectors)
+    assert sorted(h.memory.id for h in out) == sorted(h.memory.id for h in hits)
+    assert [h.rank for h in out] == list(range(1, len(hits) + 1))
+    assert [h.score for h in out] == [h.score for h in hits]  # scores stay in rank order
+    assert out[page_order.WINDOW:] == hits[page_order.WINDOW:]
+    for place, h in enumerate(hits[:page_order.WINDOW]):
+        if h.memory.kind == "episode" or h.memory.id not in vectors:
+            assert out[place] == h  # what the model does not order keeps its place
+    before, after = ([h.memory.id for h in page] for page in (hits, out))
+    for h in out:  # each hit it says it passed was above it and is below it now
+        for other in h.why.get("order", {}).get("over", []):
+            assert before.index(other) < before.index(h.memory.id) and after.index(other) > after.index(h.memory.id)
+
+
+def test_a_newer_memory_as_close_to_the_question_goes_first() -> None:
+    q = _unit(np.array([1.0, 0.0, 0.0]))
+    older, newer = _hit(0, "fact", "2026-01-01T00:00:00Z"), _hit(1, "fact", "2026-02-01T00:00:00Z")
+    same = _unit(np.array([0.8, 0.6, 0.0]))
+    out = page_order.reorder([older, newer], q, {"m0": same, "m1": same})
+    assert [h.memory.id for h in out] == ["m1", "m0"]
+    assert out[0].why["order"]["over"] == ["m0"] and out[0].score == older.score
+    # ... but not when the older is much the closer
+    out = page_order.reorder([older, newer], q, {"m0": q, "m1": _unit(np.array([0.2, 0.98, 0.0]))})
+    assert [h.memory.id for h in out] == ["m0", "m1"] and "order" not in out[1].why
+
+
+def test_episodes_are_never_ordered_by_age() -> None:
+    q = _unit(np.array([1.0, 0.0]))
+    hits = [_hit(0, "episode", "2026-01-01T00:00:00Z"), _hit(1, "episode", "2026-02-01T00:00:00Z")]
+    assert page_order.reorder(hits, q, {"m0": q, "m1": q}) == hits
+
+
+def test_search_leaves_the_page_alone_with_an_embedder_it_was_not_fitted_on() -> None:
+    # the hash embedder's cosines are on another scale: its page is the fused order, with or without the step
+    records = [{"text": f"The billing service timeout is {n} seconds.", "created_at": f"2026-0{m}-01T00:00:00Z"}
+               for m, n in ((1, 30), (2, 45), (3, 60))]
+    assert run_mem("import", "-", input=jsonl(*records)).code == 0
+    with_step = run_mem("search", "billing timeout", "--json").records
+    without = run_mem("search", "billing timeout", "--json", "--channel=-recency").records
+    assert [h["id"] for h in with_step] == [h["id"] for h in without]
+    assert not any("order" in h["why"] for h in with_step)
+
+
+MINILM = {"MEM_EMBEDDER": "minilm"}
+# (older, newer, question): both stay live (intake reads no correction), the fusion ranks the older first
+NEWER_ANSWERS = [
+    ("Deploys happen from Jenkins.", "Deploys go out from GitHub Actions since the CI migration.", "what deploys our services"),
+    ("Staging database is a db.t3.medium.", "The staging Postgres instance was resized to db.r6g.large for the load tests.",
+     "what size is the staging database"),
+]
+
+
+@pytest.mark.parametrize("older,newer,asked", NEWER_ANSWERS)
+def test_the_newer_of_two_live_answers_goes_first_and_says_why(older: str, newer: str, asked: str) -> None:
+    records = [{"text": older, "scope": "p", "created_at": "2026-01-05T09:00:00Z"},
+               {"text": newer, "scope": "p", "created_at": "2026-03-05T09:00:00Z"}]
+    done = run_mem("import", "-", input=jsonl(*records), env=MINILM)
+    assert done.code == 0, done.stderr
+    old_id, new_id = (r["id"] for r in done.records)
+    hits = run_mem("search", asked, "--json", "--scope", "p", env=MINILM).records
+    assert [h["id"] for h in hits] == [new_id, old_id]
+    assert hits[0]["why"]["order"]["over"] == [old_id] and "order" not in hits[1]["why"]
+    fused = run_mem("search", asked, "--json", "--scope", "p", "--channel=-recency", env=MINILM).records
+    assert [h["id"] for h in fused] == [old_id, new_id]  # the ablation: the fused order
+
+
+def test_a_question_naming_a_number_keeps_the_hit_stating_it_above_a_newer_one() -> None:
+    # another row of a table, newer and as close: "port 8017" asks for the row that states 8017
+    older, newer = "Service number 17 listens on port 8017", "Service number 19 listens on port 8019"
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", env=MINILM).records[0]
+    run_mem("add", newer, "--now", "2026-05-02T09:00:00Z", env=MINILM)
+    hits = run_mem("search", "port 8017", "--now", "2026-05-03T00:00:00Z", env=MINILM).records
+    assert hits[0]["id"] == first["id"] and not any("order" in h["why"] for h in hits)
