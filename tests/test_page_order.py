@@ -98,6 +98,8 @@ def test_the_newer_of_two_live_answers_goes_first_and_says_why(older: str, newer
     assert hits[0]["why"]["order"]["over"] == [old_id] and "order" not in hits[1]["why"]
     fused = run_mem("search", asked, "--json", "--scope", "p", "--channel=-recency", env=MINILM).records
     assert [h["id"] for h in fused] == [old_id, new_id]  # the ablation: the fused order
+    # one hit asked for: the page's first, reordered as on a whole page
+    assert [h["id"] for h in run_mem("search", asked, "--json", "--scope", "p", "--limit", "1", env=MINILM).records] == [new_id]
 
 
 def test_a_question_naming_a_number_keeps_the_hit_stating_it_above_a_newer_one() -> None:

@@ -346,7 +346,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     pulled: dict[int, tuple[float, int]] = {}
     if "scene" in names and scored:
         pulled = _scene(ctx, plan, scored, allowed, filters, context)
-    top = scored[:k]
+    # the steps below reorder a whole first page whatever k asks: k=1 answers what k=10 ranks first
+    top = scored[:max(k, CURRENT_WINDOW)]
     memories = dict(ctx.store.select(statuses=None, rowids=[rowid for _, rowid, _ in top], order="m.rowid", scope=None))
     hits = [Hit(memory=memories[rowid], rank=i + 1, score=score,
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories,
@@ -360,10 +361,12 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         hits = newer_first(hits, current_pairs(hits, query.text, vectors), key="current")
     if "recency" in names and "semantic" in rankings and len(hits) > 1:  # needs the query's vector
         hits = _recency(ctx, plan, hits, memories)
-    if query.bump and top:
+    hits = hits[:k]
+    if query.bump and hits:
         from mem.enrich.timestamps import format_datetime
 
-        ctx.store.bump_access([rowid for _, rowid, _ in top], format_datetime(plan.now))
+        rowid_of = {m.id: rowid for rowid, m in memories.items()}
+        ctx.store.bump_access([rowid_of[h.memory.id] for h in hits], format_datetime(plan.now))
     return hits
 
 
