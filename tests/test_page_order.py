@@ -24,17 +24,17 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 pages = st.lists(st.tuples(st.sampled_from(["fact", "decision", "episode", "note"]),
-                           st.integers(1, 28), st.integers(1, 30)), min_size=0, max_size=9)
+                           st.integers(1, 28), st.integers(1, 30), st.booleans()), min_size=0, max_size=9)
 
 
 @settings(max_examples=200, deadline=None)
 @given(pages, st.integers(0, 2**31 - 1))
 def test_a_page_is_reordered_in_place(rows, seed) -> None:
     rng = np.random.default_rng(seed)
-    hits = [_hit(i, kind, f"2026-03-{day:02d}T00:00:00Z", " ".join(["w"] * words))
-            for i, (kind, day, words) in enumerate(rows)]
+    hits = [_hit(i, kind, f"2026-03-{day:02d}T00:00:00Z", " ".join(["w"] * words + (["8017"] if port else [])))
+            for i, (kind, day, words, port) in enumerate(rows)]
     vectors = {h.memory.id: _unit(rng.normal(size=8)) for h in hits if rng.random() < 0.9}
-    out = page_order.reorder(hits, _unit(rng.normal(size=8)), vectors)
+    out = page_order.reorder(hits, _unit(rng.normal(size=8)), vectors, "which service is on port 8017")
     assert sorted(h.memory.id for h in out) == sorted(h.memory.id for h in hits)
     assert [h.rank for h in out] == list(range(1, len(hits) + 1))
     assert [h.score for h in out] == [h.score for h in hits]  # scores stay in rank order
@@ -43,6 +43,12 @@ def test_a_page_is_reordered_in_place(rows, seed) -> None:
         if h.memory.kind == "episode" or h.memory.id not in vectors:
             assert out[place] == h  # what the model does not order keeps its place
     before, after = ([h.memory.id for h in page] for page in (hits, out))
+    states = {h.memory.id: "8017" in h.memory.text for h in hits}
+    ordered = [h.memory.id for i, h in enumerate(hits) if i in page_order.movable(hits, vectors)]
+    for upper in ordered:  # of the hits it orders, one stating the asked number is never passed by one that does not
+        for lower in ordered[ordered.index(upper) + 1:]:
+            if states[upper] and not states[lower]:
+                assert after.index(upper) < after.index(lower)
     for h in out:  # each hit it says it passed was above it and is below it now
         for other in h.why.get("order", {}).get("over", []):
             assert before.index(other) < before.index(h.memory.id) and after.index(other) > after.index(h.memory.id)
