@@ -155,7 +155,10 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot create database {path}: {exc.strerror}", path=str(path)) from None
         try:
-            conn = sqlean.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False)
+            # prepared statements kept: intake's IN (?, ...) lists of every length and its key lookups cycled through
+            # the default 128, preparing ~3.6 statements again a memory (bench/README.md, "Sixteenth session")
+            conn = sqlean.connect(str(path), isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                                   cached_statements=1024)
         except sqlean.Error as exc:
             raise StoreError(f"cannot open database {path}: {exc}", path=str(path)) from None
         store = cls(conn, path)
