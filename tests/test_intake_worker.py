@@ -248,6 +248,41 @@ def test_checkpoints_aside_moves_the_wal_into_the_database_from_its_thread(tmp_p
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
 
 
+def test_bulk_cache_widens_the_page_cache_while_the_chunks_are_written(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Store.bulk_cache``: the bulk cache in the block, SQLite's default again after it, an error included;
+    both bulk paths (the worker's and in process) write their chunks inside it."""
+    from mem.store import BULK_CACHE_KIB, Store
+
+    with Store.open(tmp_path / "c.db") as store:
+        default = store.conn.execute("PRAGMA cache_size").fetchone()[0]
+        with pytest.raises(RuntimeError), store.bulk_cache():
+            assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == -BULK_CACHE_KIB
+            raise RuntimeError
+        assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == default
+    seen: list[int] = []
+    real_write = add._write
+
+    def watched(ctx: Any, drafts: Any, options: Any) -> Any:
+        seen.append(ctx.store.conn.execute("PRAGMA cache_size").fetchone()[0])
+        return real_write(ctx, drafts, options)
+
+    monkeypatch.setattr(add, "_write", watched)
+    monkeypatch.setattr(add, "BULK_CHUNK", 64)
+    from mem.config import resolve_settings
+    from mem.stages.context import Context
+
+    for floor in (128, 10**9):  # the worker, then in process
+        monkeypatch.setattr(intake_worker, "MIN_RECORDS", floor)
+        settings = resolve_settings(db=tmp_path / f"{floor}.db", embedder="hash", now=NOW)
+        with Store.open(settings.db_path) as store:
+            seen.clear()
+            list(add.run(Context(store=store, settings=settings),
+                         [(i + 1, {"text": f"note {i} on the cache"}) for i in range(300)], add.AddOptions(bulk=True)))
+            assert len(seen) > 2 and set(seen) == {-BULK_CACHE_KIB}
+            assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == default
+
+
 def test_bulk_intake_stores_the_same_database_however_it_is_chunked(mem, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk batch's chunks ramp up and down (``add.chunk_bounds``) and a chunk's drafts are checked

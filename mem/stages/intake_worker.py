@@ -101,7 +101,7 @@ class Worker:
         self.pid = 0
         self.popen: subprocess.Popen[bytes] | None = None
         self.reader: Any = None  # the child's messages
-        self.aside: Any = None  # Store.checkpoints_aside, while the chunks are written
+        self.aside: Any = None  # Store.checkpoints_aside and bulk_cache, while the chunks are written
 
     def __enter__(self) -> "Worker":
         if START == "fork" or (START == "auto" and _forks_safely()):
@@ -182,8 +182,11 @@ class Worker:
         self._receive("validated")
         # While the chunks are written (not the finishing pass after them: its reads would search an
         # ever longer WAL); after the fork, which needs this process to have one thread.
-        self.aside = self.ctx.store.checkpoints_aside()
-        self.aside.__enter__()
+        from contextlib import ExitStack
+
+        self.aside = ExitStack()
+        self.aside.enter_context(self.ctx.store.checkpoints_aside())
+        self.aside.enter_context(self.ctx.store.bulk_cache())  # the chunks' pages stay in memory
         try:
             for _ in self.bounds:
                 drafts, embedded, vectors = self._receive("chunk")
