@@ -248,6 +248,41 @@ def test_checkpoints_aside_moves_the_wal_into_the_database_from_its_thread(tmp_p
         assert store.conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1000
 
 
+def test_bulk_cache_widens_the_page_cache_while_the_chunks_are_written(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Store.bulk_cache``: the bulk cache in the block, SQLite's default again after it, an error included;
+    both bulk paths (the worker's and in process) write their chunks inside it."""
+    from mem.store import BULK_CACHE_KIB, Store
+
+    with Store.open(tmp_path / "c.db") as store:
+        default = store.conn.execute("PRAGMA cache_size").fetchone()[0]
+        with pytest.raises(RuntimeError), store.bulk_cache():
+            assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == -BULK_CACHE_KIB
+            raise RuntimeError
+        assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == default
+    seen: list[int] = []
+    real_write = add._write
+
+    def watched(ctx: Any, drafts: Any, options: Any) -> Any:
+        seen.append(ctx.store.conn.execute("PRAGMA cache_size").fetchone()[0])
+        return real_write(ctx, drafts, options)
+
+    monkeypatch.setattr(add, "_write", watched)
+    monkeypatch.setattr(add, "BULK_CHUNK", 64)
+    from mem.config import resolve_settings
+    from mem.stages.context import Context
+
+    for floor in (128, 10**9):  # the worker, then in process
+        monkeypatch.setattr(intake_worker, "MIN_RECORDS", floor)
+        settings = resolve_settings(db=tmp_path / f"{floor}.db", embedder="hash", now=NOW)
+        with Store.open(settings.db_path) as store:
+            seen.clear()
+            list(add.run(Context(store=store, settings=settings),
+                         [(i + 1, {"text": f"note {i} on the cache"}) for i in range(300)], add.AddOptions(bulk=True)))
+            assert len(seen) > 2 and set(seen) == {-BULK_CACHE_KIB}
+            assert store.conn.execute("PRAGMA cache_size").fetchone()[0] == default
+
+
 def test_bulk_intake_stores_the_same_database_however_it_is_chunked(mem, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A bulk batch's chunks ramp up and down (``add.chunk_bounds``) and a chunk's drafts are checked
@@ -284,3 +319,85 @@ def test_chunk_bounds_cover_the_batch_ramping_at_both_ends(count: int, size: int
     # a chunk k places from the nearer end is at most 2^k times the first: both ends ramp
     n = len(sizes)
     assert all(s <= min(first, size) * 2 ** min(i, n - 1 - i) for i, s in enumerate(sizes))
+
+
+def test_the_child_sends_ahead_in_order_without_waiting_for_the_reader() -> None:
+    """``_Sender``: AHEAD messages far larger than the pipe are queued while nobody reads (the child goes
+    on preparing), and the reader gets every message, in order; a reader gone is the writer's error."""
+    import pickle
+
+    read, write = os.pipe()
+    out = os.fdopen(write, "wb")
+    sender = intake_worker._Sender(out)
+    big = [("chunk", (i, bytes([i]) * 1_000_000)) for i in range(intake_worker.AHEAD + 4)]
+    for message in big[: intake_worker.AHEAD]:
+        sender.send(*message)  # returns with no reader: queued (the thread holds one more in the pipe)
+    with os.fdopen(read, "rb") as reader:
+        got = []
+
+        def later() -> None:
+            for message in big[intake_worker.AHEAD :]:
+                sender.send(*message)
+            sender.close()
+
+        import threading
+
+        more = threading.Thread(target=later)
+        more.start()
+        got = [pickle.load(reader) for _ in big]
+        more.join()
+        out.close()
+        assert got == big and reader.read() == b""  # nothing else was written
+
+    read, write = os.pipe()
+    os.close(read)
+    with os.fdopen(write, "wb") as out:
+        sender = intake_worker._Sender(out)
+        sender.send("chunk", b"x" * 2_000_000)
+        with pytest.raises(BrokenPipeError):
+            sender.close()
+        with pytest.raises(BrokenPipeError):
+            sender.send("chunk", b"y")
+
+
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_worker_dying_mid_batch_fails_the_intake_leaving_whole_chunks(start: str, tmp_path: Path,
+                                                                        small_chunks: None,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child killed while it runs chunks ahead of the writes: the intake fails with the worker's exit
+    status, every chunk written before is whole (rows, vectors, full-text), in input order, and searchable."""
+    from mem.config import resolve_settings
+    from mem.errors import MemError
+    from mem.stages.context import Context
+    from mem.store import Store
+
+    monkeypatch.setattr(intake_worker, "START", start)
+    workers: list[intake_worker.Worker] = []
+    real_enter = intake_worker.Worker.__enter__
+
+    def kept(self: intake_worker.Worker) -> intake_worker.Worker:
+        workers.append(self)
+        return real_enter(self)
+
+    monkeypatch.setattr(intake_worker.Worker, "__enter__", kept)
+    texts = [f"memory {i}: the {i % 37} service moved to port {8000 + i}" for i in range(900)]
+    settings = resolve_settings(db=tmp_path / "m.db", embedder="hash", now=NOW)
+    outcomes = []
+    with Store.open(settings.db_path) as store:
+        ctx = Context(store=store, settings=settings)
+        with pytest.raises(MemError, match="intake worker process stopped"):
+            for outcome in add.run(ctx, [(i + 1, {"text": t}) for i, t in enumerate(texts)],
+                                   add.AddOptions(bulk=True)):
+                outcomes.append(outcome)
+                if len(outcomes) == 200:
+                    os.kill(workers[0].pid, signal.SIGKILL)
+    assert 200 <= len(outcomes) < len(texts)
+    conn = sqlean.connect(str(tmp_path / "m.db"))
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = [row[0] for row in conn.execute("SELECT text FROM memories ORDER BY rowid")]
+        assert stored == texts[: len(outcomes)]  # whole chunks, in order
+        assert conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0] == len(stored)
+        assert conn.execute("SELECT COUNT(*) FROM memory_fts WHERE memory_fts MATCH 'port'").fetchone()[0] == len(stored)
+    finally:
+        conn.close()

@@ -301,7 +301,8 @@ def _prepared(ctx: "Context", drafts: Sequence[Draft], options: AddOptions) -> I
     # A bulk intake's commits leave their WAL checkpoints to a thread, as with the intake worker
     # (``Store.checkpoints_aside``): COMMIT 17 -> 10 us a memory on the writing thread (3,000 minilm).
     aside = ctx.store.checkpoints_aside() if options.bulk else nullcontext()
-    with aside, ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-intake") as pool:
+    cache = ctx.store.bulk_cache() if options.bulk else nullcontext()  # its chunks' pages stay in memory
+    with aside, cache, ThreadPoolExecutor(max_workers=1, thread_name_prefix="mem-intake") as pool:
         ahead = pool.submit(_prepare, ctx, chunks[0], options)
         for index, chunk in enumerate(chunks):
             ahead.result()  # re-raises what preparing failed with (an embedder that went away: exit 6)

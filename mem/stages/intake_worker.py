@@ -4,7 +4,8 @@ A large bulk intake (``mem import``, ``mem add - --bulk``) spends about half its
 needs only the text: validation and the gate, enrichment and the embedding. In
 one process that work and the SQL share the interpreter lock (the hash embedder and enrichment are
 Python), so a second thread gives no parallelism. Here a child process does it and streams
-prepared chunks back while the parent writes the previous one; the parent never loads the model.
+prepared chunks back while the parent writes earlier ones (up to ``AHEAD`` chunks ahead: ``_Sender``);
+the parent never loads the model.
 The child is a fork when that is sound (one thread, no onnxruntime loaded: ready in milliseconds,
 nothing to import or send; it never touches the copied store connection and leaves with
 ``os._exit``), else a fresh interpreter (``python -m mem.stages.intake_worker``, ~0.3 s to start)
@@ -28,6 +29,7 @@ from __future__ import annotations
 import mmap
 import os
 import pickle
+import queue
 import signal
 import struct
 import subprocess
@@ -54,6 +56,10 @@ START = "auto"  # "fork", "spawn", or "auto": a fork when _forks_safely() (tests
 _COUNTERS = struct.Struct("qqq")
 _NEXT = struct.Struct("q")
 _BLOCK = 256  # the parent's Drafts go to the child in pickled blocks of this many
+# Prepared chunks the child may hold pickled, waiting for the parent to read them (``_Sender``): each is
+# ~5 MB at 2,048 hash drafts (their vectors), so the child runs up to this many chunks ahead.
+AHEAD = 3
+_PIPE_SIZE = 1 << 20  # the pipe's buffer (Linux's default limit for an unprivileged process; 64 KB otherwise)
 
 
 @dataclass
@@ -95,7 +101,7 @@ class Worker:
         self.pid = 0
         self.popen: subprocess.Popen[bytes] | None = None
         self.reader: Any = None  # the child's messages
-        self.aside: Any = None  # Store.checkpoints_aside, while the chunks are written
+        self.aside: Any = None  # Store.checkpoints_aside and bulk_cache, while the chunks are written
 
     def __enter__(self) -> "Worker":
         if START == "fork" or (START == "auto" and _forks_safely()):
@@ -109,6 +115,7 @@ class Worker:
         _COUNTERS.pack_into(self.shared, 0, 0, len(self.records), 0)
         parent = os.getpid()
         read, write = os.pipe()
+        _widen(write)
         pid = os.fork()
         if pid == 0:  # the child: never returns
             os.close(read)
@@ -127,6 +134,7 @@ class Worker:
                                        str(os.getpid())],
                                       stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, pass_fds=(fd, drafts))
         self.pid, self.reader = self.popen.pid, self.popen.stdout
+        _widen(self.reader.fileno())
 
     def __exit__(self, *exc: Any) -> None:
         self._end_aside()
@@ -174,8 +182,11 @@ class Worker:
         self._receive("validated")
         # While the chunks are written (not the finishing pass after them: its reads would search an
         # ever longer WAL); after the fork, which needs this process to have one thread.
-        self.aside = self.ctx.store.checkpoints_aside()
-        self.aside.__enter__()
+        from contextlib import ExitStack
+
+        self.aside = ExitStack()
+        self.aside.enter_context(self.ctx.store.checkpoints_aside())
+        self.aside.enter_context(self.ctx.store.bulk_cache())  # the chunks' pages stay in memory
         try:
             for _ in self.bounds:
                 drafts, embedded, vectors = self._receive("chunk")
@@ -193,12 +204,23 @@ class Worker:
     def _receive(self, kind: str) -> Any:
         try:
             message = pickle.load(self.reader)
-        except EOFError:
+        except (EOFError, pickle.UnpicklingError):  # the pipe ended, between messages or inside one (killed)
             raise MemError(f"the intake worker process stopped (exit status {self._wait()})") from None
         if message[0] == "error":
             raise message[1]
         assert message[0] == kind, message[0]
         return message[1]
+
+
+def _widen(fd: int) -> None:
+    """Give the pipe on ``fd`` a ``_PIPE_SIZE`` buffer if the system allows: a chunk crosses it in
+    fewer reads and wake-ups than through the default 64 KB."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_SIZE)
+    except OSError:
+        pass
 
 
 def _forks_safely() -> bool:
@@ -240,11 +262,8 @@ def _serve(job: _Job, shared: mmap.mmap, drafts_fd: int, out: Any) -> None:
 
     ctx = Context(store=None, settings=job.settings)  # type: ignore[arg-type]  # text work only: no store
     records, options = job.records, job.options
-
-    def send(*message: Any) -> None:
-        pickle.dump(message, out, protocol=pickle.HIGHEST_PROTOCOL)
-        out.flush()
-
+    sender = _Sender(out)
+    send = sender.send
     try:
         embedder = get_embedder(job.embedder, ollama_host=job.settings.ollama_host)
         if is_db_url(job.settings.db_path) and hasattr(embedder, "spin"):
@@ -283,6 +302,46 @@ def _serve(job: _Job, shared: mmap.mmap, drafts_fd: int, out: Any) -> None:
             send("chunk", (drafts, embedded, vectors))
     except MemError as exc:
         send("error", exc)
+    finally:
+        sender.close()  # everything queued is written (or the pipe is gone) before the child leaves
+
+
+class _Sender:
+    """The child's messages, pickled in order by the caller and written to the pipe by a thread.
+
+    A chunk's pickle (~5 MB at 2,048 hash drafts) is far larger than the pipe, so a child writing
+    it itself stopped until the parent had written the chunk before and read this one: the two
+    processes met at every chunk, and whichever was the slower for that chunk kept the other
+    waiting. Written from a thread (the write holds no interpreter lock while it waits), the child
+    goes on preparing the next chunks, up to ``AHEAD`` of them queued.
+    """
+
+    def __init__(self, out: Any) -> None:
+        self.out, self.failed = out, None  # failed: the write's error (the parent gone: a broken pipe)
+        self.queue: queue.Queue[bytes | None] = queue.Queue(AHEAD)
+        self.thread = threading.Thread(target=self._write, name="mem-intake-sender", daemon=True)
+        self.thread.start()
+
+    def send(self, *message: Any) -> None:
+        if self.failed is not None:
+            raise self.failed
+        self.queue.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _write(self) -> None:
+        while (data := self.queue.get()) is not None:
+            if self.failed is None:  # after a failure the queue is only drained, so send never blocks for ever
+                try:
+                    self.out.write(data)
+                    self.out.flush()
+                except BaseException as exc:  # noqa: BLE001  (raised again by send or close, in the child's thread)
+                    self.failed = exc
+
+    def close(self) -> None:
+        """Wait until every message sent is written; raise the write's error if one failed."""
+        self.queue.put(None)
+        self.thread.join()
+        if self.failed is not None:
+            raise self.failed
 
 
 class _ParentsDrafts:

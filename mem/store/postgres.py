@@ -421,6 +421,11 @@ class PgStore(Store):
         yield
 
     @contextmanager
+    def bulk_cache(self) -> Iterator[None]:
+        """Nothing to size: the server's shared buffers serve every connection."""
+        yield
+
+    @contextmanager
     def checkpoints_aside(self) -> Iterator[None]:
         """Nothing to move: PostgreSQL checkpoints on its own."""
         yield
