@@ -7,7 +7,7 @@ Usage::
 Each set's project grows through the real intake (``coding_memory.Project``) and every query runs
 through the real search with the page step off (``-recency``); the first ``page_order.WINDOW`` hits are
 kept with their features (``page_order.features``: place, cosine to the question from the stored vectors,
-age's place, length) and the question's numbers each states. A pairwise logistic regression learns gold over each other hit of the window
+age's place, length) and which may pass which (``page_order.passing``). A pairwise logistic regression learns gold over each other hit of the window
 (standardised features, L2). Prints, leaving one set out: each held-back set's rank-1 and ``above``
 (superseded queries whose stale memory outranks every gold one) with its pages reordered by the weights
 fitted on the other sets, against the real order, and those weights; then the totals. ``--fit`` also
@@ -35,7 +35,6 @@ def pages(which: str, embedder: str) -> list[dict[str, Any]]:
     """Each query of set ``which`` whose window has hits to order: their features and places, the page's
     keys, and the query's gold and stale keys."""
     from mem.score import page_order
-    from mem.score.contradiction import numbers_asked, numbers_held
     from mem.stages import search
 
     out = []
@@ -50,9 +49,8 @@ def pages(which: str, embedder: str) -> list[dict[str, Any]]:
         query_vector = project.ctx.embedder.embed([q["query"]])[0]
         moved = [hits[i] for i in places]
         cosines = [float(vectors[h.memory.id] @ query_vector) for h in moved]
-        numbers = numbers_asked(q["query"])
         out.append({"features": page_order.features(moved, cosines, places), "places": places,
-                    "held": [numbers_held(h.memory.text, numbers) for h in moved],
+                    "may_pass": page_order.passing(moved, vectors, q["query"]),
                     "keys": [{canon[k] for k in project.keys_of.get(h.memory.id, ())} for h in hits],
                     "gold": [canon[g] for g in q["gold"]], "stale": [canon[s] for s in q.get("stale", [])]})
     return out
@@ -97,7 +95,7 @@ def scored(pages_of: list[dict[str, Any]], weights: Any | None) -> tuple[int, in
     for page in pages_of:
         keys = list(page["keys"])
         if weights is not None:  # the movable hits sorted among their own places, as page_order.reorder does
-            order = page_order.ordered(list(np.array(page["features"]) @ weights), page["held"])
+            order = page_order.ordered(list(np.array(page["features"]) @ weights), page["may_pass"])
             places = page["places"]
             for slot, i in enumerate(order):
                 keys[places[slot]] = page["keys"][places[i]]

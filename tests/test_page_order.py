@@ -43,6 +43,14 @@ def test_a_page_is_reordered_in_place(rows, seed) -> None:
         if h.memory.kind == "episode" or h.memory.id not in vectors:
             assert out[place] == h  # what the model does not order keeps its place
     before, after = ([h.memory.id for h in page] for page in (hits, out))
+    from mem.score.contradiction import NEAR
+
+    created = {h.memory.id: h.memory.created_at for h in hits}
+    ordered_ids = [h.memory.id for i, h in enumerate(hits) if i in page_order.movable(hits, vectors)]
+    for upper in ordered_ids:  # an older hit never passes a newer close neighbour
+        for lower in ordered_ids[ordered_ids.index(upper) + 1:]:
+            if created[lower] < created[upper] and float(vectors[lower] @ vectors[upper]) >= NEAR:
+                assert after.index(upper) < after.index(lower)
     states = {h.memory.id: "8017" in h.memory.text for h in hits}
     ordered = [h.memory.id for i, h in enumerate(hits) if i in page_order.movable(hits, vectors)]
     for upper in ordered:  # of the hits it orders, one stating the asked number is never passed by one that does not
@@ -115,3 +123,41 @@ def test_a_question_naming_a_number_keeps_the_hit_stating_it_above_a_newer_one()
     run_mem("add", newer, "--now", "2026-05-02T09:00:00Z", env=MINILM)
     hits = run_mem("search", "port 8017", "--now", "2026-05-03T00:00:00Z", env=MINILM).records
     assert hits[0]["id"] == first["id"] and not any("order" in h["why"] for h in hits)
+
+
+# a project's other memories, all older than the pair: the pair's fused scores come close, as in a real store
+FILLER = ["The billing service is written in Go.", "Frontend tests run with Playwright.", "The data warehouse is Snowflake.",
+          "Alerts page through Opsgenie.", "Feature flags live in Unleash.", "The iOS app targets iOS 16.",
+          "Postgres backups are kept for 30 days.", "The public API is rate limited to 100 requests per second.",
+          "Terraform state lives in an S3 bucket.", "The team standup is at 09:30.", "Logs go to Loki via Promtail.",
+          "Kafka runs on MSK with three brokers."]
+
+
+def _project(older: str, newer: str) -> tuple[str, str]:
+    records = [{"text": t, "scope": "p", "created_at": f"2025-12-{d + 1:02d}T09:00:00Z"} for d, t in enumerate(FILLER)]
+    records += [{"text": older, "scope": "p", "created_at": "2026-01-05T09:00:00Z"},
+                {"text": newer, "scope": "p", "created_at": "2026-03-05T09:00:00Z"}]
+    done = run_mem("import", "-", input=jsonl(*records), env=MINILM)
+    assert done.code == 0, done.stderr
+    return done.records[-2]["id"], done.records[-1]["id"]
+
+
+@pytest.mark.parametrize("older,newer,asked", [
+    ("The API gateway is Kong.", "Traffic enters through Envoy Gateway these days; the Kong config is kept for reference.",
+     "which API gateway do we use"),
+    ("Our CI runners are c5.xlarge instances.", "CI moved to c7g.2xlarge Graviton runners last month.",
+     "what instance type do CI runners use"),
+])
+def test_an_older_memory_never_passes_a_newer_close_neighbour(older: str, newer: str, asked: str) -> None:
+    # the model alone would put the shorter, closer older statement first; the newer may be a correction
+    old_id, new_id = _project(older, newer)
+    ids = [h["id"] for h in run_mem("search", asked, "--json", "--scope", "p", env=MINILM).records]
+    assert ids.index(new_id) < ids.index(old_id)
+
+
+def test_a_newer_close_neighbour_may_pass_an_older_one() -> None:
+    old_id, new_id = _project("Code review needs one approval.", "Two approvals are required on main since the incident review.")
+    hits = run_mem("search", "how many approvals does a PR need", "--json", "--scope", "p", env=MINILM).records
+    assert hits[0]["id"] == new_id and old_id in hits[0]["why"]["order"]["over"]
+    fused = run_mem("search", "how many approvals does a PR need", "--json", "--scope", "p", "--channel=-recency", env=MINILM)
+    assert fused.records[0]["id"] == old_id

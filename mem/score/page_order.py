@@ -67,11 +67,11 @@ def movable(hits: Sequence[Hit], vectors: Mapping[str, object]) -> list[int]:
     return [i for i, h in enumerate(hits[:WINDOW]) if h.memory.kind != "episode" and h.memory.id in vectors]
 
 
-def ordered(scores: Sequence[float], held: Sequence[set[str]]) -> list[int]:
-    """Indices of ``scores`` best first, a stable sort in which a hit passes one above it only when it
-    holds every asked number that one holds (``held[i]``: the question's numbers hit i states).
+def ordered(scores: Sequence[float], may_pass: Sequence[Sequence[bool]]) -> list[int]:
+    """Indices of ``scores`` best first: a stable sort in which hit i passes hit j above it only when
+    ``may_pass[i][j]`` (:func:`passing`).
 
-    >>> ordered([0.1, 0.9, 0.5], [set(), set(), set()]), ordered([0.1, 0.9], [{"8017"}, set()])
+    >>> ordered([0.1, 0.9, 0.5], [[True] * 3] * 3), ordered([0.1, 0.9], [[True, True], [False, True]])
     ([1, 2, 0], [0, 1])
     """
     order = list(range(len(scores)))
@@ -80,28 +80,40 @@ def ordered(scores: Sequence[float], held: Sequence[set[str]]) -> list[int]:
         swapped = False
         for k in range(len(order) - 1):
             upper, lower = order[k], order[k + 1]
-            if scores[lower] > scores[upper] and held[upper] <= held[lower]:
+            if scores[lower] > scores[upper] and may_pass[lower][upper]:
                 order[k], order[k + 1], swapped = lower, upper, True
     return order
+
+
+def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str) -> list[list[bool]]:
+    """``may_pass[i][j]``: whether hit i may go above hit j. Not when j states a number the question
+    ``asked`` names and i does not ("port 8017": the row of a table it asks about, whatever is newer),
+    nor when i is older than j and the two are close neighbours (cosine ``contradiction.NEAR``): of two
+    memories about one thing, the model never puts the older first (the newer may be a correction
+    intake did not read: "traffic enters through Envoy Gateway" after "the API gateway is Kong")."""
+    from mem.score.contradiction import NEAR, numbers_asked, numbers_held
+
+    numbers = numbers_asked(asked)
+    held = [numbers_held(h.memory.text, numbers) for h in hits]
+    return [[held[j] <= held[i] and not (a.memory.created_at < b.memory.created_at
+                                         and float(vectors[a.memory.id] @ vectors[b.memory.id]) >= NEAR)
+             for j, b in enumerate(hits)] for i, a in enumerate(hits)]
 
 
 def reorder(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[str, "np.ndarray"],
             asked: str = "") -> list[Hit]:
     """``hits`` with those of the first ``WINDOW`` that are no episode sorted by the page model among
     their own places (ties keep the fused order; episodes and the hits below stay where they are); a
-    hit that moves up says over which hits in ``why["order"]``. A hit never passes one that states a
-    number the question ``asked`` names and it does not ("port 8017": the row of a table it asks about,
-    whatever is newer)."""
-    from mem.score.contradiction import numbers_asked, numbers_held
-
+    hit that moves up says over which hits in ``why["order"]``. A hit passes another only as
+    :func:`passing` allows (the question ``asked`` names a number only the other states; an older
+    close neighbour)."""
     places = movable(hits, vectors)
     if len(places) < 2:
         return list(hits)
     window = [hits[i] for i in places]
     cosines = [float(vectors[h.memory.id] @ query_vector) for h in window]
     scores = [sum(w * f for w, f in zip(WEIGHTS, row)) for row in features(window, cosines, places)]
-    asked_numbers = numbers_asked(asked)
-    order = ordered(scores, [numbers_held(h.memory.text, asked_numbers) for h in window])
+    order = ordered(scores, passing(window, vectors, asked))
     if order == list(range(len(window))):
         return list(hits)
     out = list(hits)
