@@ -43,14 +43,10 @@ def pages(which: str, embedder: str) -> list[dict[str, Any]]:
         ids = {project.store.rowid_of(h.memory.id): h.memory.id for h in hits[:page_order.WINDOW]}
         found, matrix = project.store.vectors_for(list(ids))
         vectors = {ids[r]: row for r, row in zip(found, matrix)}
-        places = page_order.movable(hits, vectors)
-        if len(places) < 2:
+        seen = page_order.window(hits, project.ctx.embedder.embed([q["query"]])[0], vectors, q["query"])
+        if seen is None:
             continue  # what search leaves alone
-        query_vector = project.ctx.embedder.embed([q["query"]])[0]
-        moved = [hits[i] for i in places]
-        cosines = [float(vectors[h.memory.id] @ query_vector) for h in moved]
-        out.append({"features": page_order.features(moved, cosines, places), "places": places,
-                    "may_pass": page_order.passing(moved, vectors, q["query"]),
+        out.append({"features": seen.features, "places": seen.places, "may_pass": seen.may_pass,
                     "keys": [{canon[k] for k in project.keys_of.get(h.memory.id, ())} for h in hits],
                     "gold": [canon[g] for g in q["gold"]], "stale": [canon[s] for s in q.get("stale", [])]})
     return out

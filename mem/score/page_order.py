@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from mem.records import Hit
 
@@ -100,6 +100,28 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
              for j, b in enumerate(hits)] for i, a in enumerate(hits)]
 
 
+class Window(NamedTuple):
+    """What the model reads of a page: the places it orders (``movable``), their hits' cosines to the
+    question, features and which may pass which."""
+
+    places: list[int]
+    cosines: list[float]
+    features: list[tuple[float, float, float, float]]
+    may_pass: list[list[bool]]
+
+
+def window(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[str, "np.ndarray"],
+           asked: str) -> Window | None:
+    """The page's :class:`Window`, or None when it holds fewer than two hits to order (search and
+    ``bench/page_order.py`` read it alike)."""
+    places = movable(hits, vectors)
+    if len(places) < 2:
+        return None
+    moved = [hits[i] for i in places]
+    cosines = [float(vectors[h.memory.id] @ query_vector) for h in moved]
+    return Window(places, cosines, features(moved, cosines, places), passing(moved, vectors, asked))
+
+
 def reorder(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[str, "np.ndarray"],
             asked: str = "") -> list[Hit]:
     """``hits`` with those of the first ``WINDOW`` that are no episode sorted by the page model among
@@ -107,22 +129,20 @@ def reorder(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[st
     hit that moves up says over which hits in ``why["order"]``. A hit passes another only as
     :func:`passing` allows (the question ``asked`` names a number only the other states; an older
     close neighbour)."""
-    places = movable(hits, vectors)
-    if len(places) < 2:
+    seen = window(hits, query_vector, vectors, asked)
+    if seen is None:
         return list(hits)
-    window = [hits[i] for i in places]
-    cosines = [float(vectors[h.memory.id] @ query_vector) for h in window]
-    scores = [sum(w * f for w, f in zip(WEIGHTS, row)) for row in features(window, cosines, places)]
-    order = ordered(scores, passing(window, vectors, asked))
-    if order == list(range(len(window))):
+    scores = [sum(w * f for w, f in zip(WEIGHTS, row)) for row in seen.features]
+    order = ordered(scores, seen.may_pass)
+    if order == list(range(len(order))):
         return list(hits)
     out = list(hits)
     for slot, i in enumerate(order):
-        place = places[slot]
-        passed = [window[j].memory.id for j in order[slot + 1:] if j < i]
-        why = {**window[i].why}
+        place, hit = seen.places[slot], hits[seen.places[i]]
+        passed = [hits[seen.places[j]].memory.id for j in order[slot + 1:] if j < i]
+        why = {**hit.why}
         if passed:
             why["order"] = {"over": passed, "reason": "closer to the question or newer than the hits it passed "
-                            f"(cosine {cosines[i]:.2f}, created {window[i].memory.created_at})"}
-        out[place] = dataclasses.replace(window[i], rank=place + 1, score=hits[place].score, why=why)
+                            f"(cosine {seen.cosines[i]:.2f}, created {hit.memory.created_at})"}
+        out[place] = dataclasses.replace(hit, rank=place + 1, score=hits[place].score, why=why)
     return out

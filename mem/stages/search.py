@@ -355,19 +355,28 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
             for i, (score, rowid, components) in enumerate(top)]
     open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
     hits = newer_first(hits, open_pairs(hits, open_edges, query.text))  # open contradictions
+    rowid_of = {m.id: rowid for rowid, m in memories.items()}
+    vectors: dict[str, Any] = {}  # the page's stored vectors by memory id, each read once for the steps below
     if CURRENT_FIRST:
-        found, matrix = ctx.store.vectors_for([rowid for _, rowid, _ in top[:CURRENT_WINDOW]])
-        vectors = {memories[rowid].id: row for rowid, row in zip(found, matrix)}
+        _read_vectors(ctx, [memories[rowid].id for _, rowid, _ in top[:CURRENT_WINDOW]], rowid_of, vectors)
         hits = newer_first(hits, current_pairs(hits, query.text, vectors), key="current")
     if "recency" in names and "semantic" in rankings and len(hits) > 1:  # needs the query's vector
-        hits = _recency(ctx, plan, hits, memories)
+        hits = _recency(ctx, plan, hits, rowid_of, vectors)
     hits = hits[:k]
     if query.bump and hits:
         from mem.enrich.timestamps import format_datetime
 
-        rowid_of = {m.id: rowid for rowid, m in memories.items()}
         ctx.store.bump_access([rowid_of[h.memory.id] for h in hits], format_datetime(plan.now))
     return hits
+
+
+def _read_vectors(ctx: "Context", ids: list[str], rowid_of: dict[str, int], vectors: dict[str, Any]) -> None:
+    """Add to ``vectors`` the stored vectors of those of ``ids`` it does not hold yet."""
+    wanted = [rowid_of[i] for i in ids if i not in vectors]
+    if wanted:
+        found, matrix = ctx.store.vectors_for(wanted)
+        id_of = {rowid: i for i, rowid in rowid_of.items()}
+        vectors.update((id_of[rowid], row) for rowid, row in zip(found, matrix))
 
 
 # Two hits that answer the question with two values of one type on one slot: the newer first
@@ -379,16 +388,15 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
 CURRENT_FIRST = True
 
 
-def _recency(ctx: "Context", plan: Plan, hits: list[Hit], memories: dict[int, Any]) -> list[Hit]:
+def _recency(ctx: "Context", plan: Plan, hits: list[Hit], rowid_of: dict[str, int], vectors: dict[str, Any]) -> list[Hit]:
     """The first hits ordered by the page model: closeness to the question, age among them, place
     (``mem.score.page_order``); only with the embedder whose cosines it was fitted on."""
     from mem.score.page_order import FITTED_FOR, WINDOW, reorder
 
     if ctx.embedder.id.split(":")[0] != FITTED_FOR:  # its weights read that model's cosines
         return hits
-    rowid_of = {m.id: rowid for rowid, m in memories.items()}
-    found, matrix = ctx.store.vectors_for([rowid_of[h.memory.id] for h in hits[:WINDOW]])
-    return reorder(hits, plan.vector, {memories[rowid].id: row for rowid, row in zip(found, matrix)}, plan.query.text)
+    _read_vectors(ctx, [h.memory.id for h in hits[:WINDOW]], rowid_of, vectors)
+    return reorder(hits, plan.vector, vectors, plan.query.text)
 
 
 # A causal question's best candidates that explain or fix in their own text ("Bug: ... Cause: ...") go
