@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Twelve datasets, different projects and teams (``--set a|b|c|d|e|f|g|h|i|j|k|l|both|all``, default ``a``; ``both`` is a
+Twenty-eight datasets, different projects and teams (``--set a|b|...|x|y|z|zb|zc|both|all|judge|held``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -167,11 +167,11 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl"),
         "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl"),
         **{w: (ROOT / "bench" / f"coding_memory_{w}.jsonl", ROOT / "bench" / f"coding_memory_{w}_queries.jsonl")
-           for w in "mnopqrstuvwxy"}}
+           for w in [*"mnopqrstuvwxyz", "zb", "zc"]}}
 # m-r, s-x: written blind for fitting the learned judge (``mem.score.replaces``, ``bench/slot_judge.py``);
-# y: written blind as held-out data, like k and l (``benchlib.HELD_OUT``)
+# y, z, zb, zc: written blind as held-out data, like k and l (``benchlib.HELD_OUT``)
 GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"),
-          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y")}
+          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y", "z", "zb", "zc")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"
