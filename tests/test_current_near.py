@@ -150,3 +150,22 @@ def test_a_name_with_a_digit_in_the_question_is_no_value_of_the_older() -> None:
     hits = _hits("Scylla runs 6 nodes in us-east-1.", "The Scylla cluster grew to 9 nodes last week.")
     assert open_pairs(hits, [("m1", "m0")], "how many Scylla nodes in us-east-1") == [("m1", "m0")]
     assert open_pairs(hits, [("m1", "m0")], "are there 6 Scylla nodes in us-east-1") == []
+
+
+def test_a_newer_that_replaced_another_memory_does_not_pass_its_live_sibling() -> None:
+    # "upgraded production Postgres to 16" supersedes the production memory; the staging one, a close
+    # neighbour stating another version, is its sibling and still answers what staging runs
+    staging = run_mem("add", "The staging database runs PostgreSQL 15 on db-stg-01.", "--now", "2026-05-01T09:00:00Z",
+                      env=MINILM).records[0]
+    prod = run_mem("add", "Production Postgres is version 14 on db-prod-01 and db-prod-02.", "--now",
+                   "2026-05-01T09:05:00Z", env=MINILM).records[0]
+    upgrade = run_mem("add", "We upgraded production Postgres to 16 last night; db-prod-01 and db-prod-02 are done.",
+                      "--now", "2026-05-02T09:00:00Z", env=MINILM).records[0]
+    assert upgrade.get("supersedes") == [prod["id"]]
+    for question, first in (("what version does staging postgres run?", staging),
+                            ("what postgres version is production on?", upgrade)):
+        hits = run_mem("search", question, "--now", "2026-05-03T00:00:00Z", env=MINILM).records
+        assert hits[0]["id"] == first["id"] and "current" not in hits[0]["why"]
+    off = run_mem("search", "what version does staging postgres run?", "--now", "2026-05-03T00:00:00Z",
+                  "--channel=-recency", env=MINILM)
+    assert off.records[0]["id"] == staging["id"]

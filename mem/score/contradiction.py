@@ -107,6 +107,13 @@ NEAR_CHANGE = True
 # 22 studied coding sets (``bench/README.md``, fifteenth session): rank-1 +8 of 2,970, above -5 (i -2, j +2,
 # m +1, o +2, p +1, q +1, v +3; R@5 unchanged); LoCoMo never compares (episodes). False: off.
 NAMES_MORE = True
+# A newer hit that superseded another memory is that memory's successor: an older close neighbour still
+# live beside it is a sibling ("We upgraded production Postgres to 16", which replaced "Production Postgres
+# is version 14", is not the news of "The staging database runs PostgreSQL 15"), and the close-neighbour
+# rules above leave the pair alone; a question naming both still compares them. Over the 22 studied coding
+# sets (``bench/README.md``, seventeenth session): rank-1 +4 of 2,970 (q +1, v +1, x +2), above and R@5
+# unchanged; LoCoMo never compares (episodes). False: off.
+REPLACED_ELSEWHERE = True
 
 
 # An open contradicts edge ranks its newer memory first unless the question names a number the older
@@ -155,19 +162,21 @@ def open_pairs(hits: Sequence[Hit], pairs: Iterable[tuple[str, str]], asked: str
 
 
 def current_pairs(hits: Sequence[Hit], asked: str,
-                  vectors: "Mapping[str, np.ndarray] | None" = None) -> list[tuple[str, str, str]]:
+                  vectors: "Mapping[str, np.ndarray] | None" = None,
+                  replaced: "Mapping[str, set[str]] | None" = None) -> list[tuple[str, str, str]]:
     """``(newer id, older id, reason)`` for hits that answer the question ``asked`` with two values of one
     type on one slot (``corrections.other_value``): the newer says what holds now. The question says
     what both are about: the older names two or more of its words and the newer every one of those
     ("the email queue: 10 jobs" does not answer what "the transcription queue: 4 jobs" answers about
     the transcription queue); or (also, with ``ALSO_NEAR``), with the hits' unit ``vectors``, the two
-    are close neighbours (cosine ``NEAR``), which says it whatever words each shares with the question. Conversation turns
-    (episodes) say what was said, not what holds, and are never compared."""
+    are close neighbours (cosine ``NEAR``), which says it whatever words each shares with the question, unless
+    the newer superseded another memory (``replaced``: newer id -> the ids it superseded;
+    ``REPLACED_ELSEWHERE``). Conversation turns (episodes) say what was said, not what holds, and are never compared."""
     from mem.enrich.corrections import other_value, words_named
 
     page = [h for h in hits[:CURRENT_WINDOW] if h.memory.kind not in ("episode",)]
     named = {h.memory.id: words_named(asked, h.memory.text) for h in page}
-    vectors = vectors or {}
+    vectors, replaced = vectors or {}, replaced or {}
     out = []
     for i, older in enumerate(page):
         theirs = named[older.memory.id]
@@ -175,7 +184,9 @@ def current_pairs(hits: Sequence[Hit], asked: str,
             if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope:
                 continue
             asks_both = len(theirs) >= 2 and theirs <= named[newer.memory.id]
-            near = (ALSO_NEAR or not asks_both) and NEAR is not None and older.memory.id in vectors \
+            # a newer that replaced another memory is that one's successor: a live close neighbour is its sibling
+            elsewhere = REPLACED_ELSEWHERE and older.memory.id not in replaced.get(newer.memory.id, (older.memory.id,))
+            near = not elsewhere and (ALSO_NEAR or not asks_both) and NEAR is not None and older.memory.id in vectors \
                 and newer.memory.id in vectors and float(vectors[older.memory.id] @ vectors[newer.memory.id]) >= NEAR
             asked_change = asks_both and other_value(newer.memory.text, older.memory.text, asked)
             change = asked_change or near and other_value(newer.memory.text, older.memory.text, asked, near=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mem.errors import BadInput
 from mem.records import Hit, Memory
 from mem.store import PriorRow
-from mem.store.lifecycle import contradiction_pairs, successors
+from mem.store.lifecycle import contradiction_pairs, replaced_by, successors
 from mem.score.classify_query import classify
 from mem.score.contradiction import CURRENT_WINDOW, current_pairs, inherit, newer_first, open_pairs
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
@@ -359,7 +359,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     vectors: dict[str, Any] = {}  # the page's stored vectors by memory id, each read once for the steps below
     if CURRENT_FIRST:
         _read_vectors(ctx, [memories[rowid].id for _, rowid, _ in top[:CURRENT_WINDOW]], rowid_of, vectors)
-        hits = newer_first(hits, current_pairs(hits, query.text, vectors), key="current")
+        replaced = replaced_by(ctx.store, [h.memory.id for h in hits])
+        hits = newer_first(hits, current_pairs(hits, query.text, vectors, replaced), key="current")
     if "recency" in names and "semantic" in rankings and len(hits) > 1:  # needs the query's vector
         hits = _recency(ctx, plan, hits, rowid_of, vectors)
     hits = hits[:k]

@@ -183,6 +183,17 @@ def contradiction_pairs(store: "Store", ids: Sequence[str]) -> list[tuple[str, s
         "ORDER BY created_at, src", [*ids, *ids])]
 
 
+def replaced_by(store: "Store", ids: Sequence[str]) -> dict[str, set[str]]:
+    """Each of ``ids`` that superseded a memory -> the ids it superseded (its ``supersedes`` edges)."""
+    if not ids:
+        return {}
+    out: dict[str, set[str]] = {}
+    for src, dst in store.conn.execute(
+            f"SELECT src, dst FROM edges WHERE src IN ({','.join('?' * len(ids))}) AND type = 'supersedes'", list(ids)):
+        out.setdefault(src, set()).add(dst)
+    return out
+
+
 def successors(store: "Store", rowids: Sequence[int], *, max_steps: int = 8) -> dict[int, int]:
     """rowid -> the rowid of the memory that superseded it, followed to one not superseded itself (a
     correction of a correction), for the superseded memories among ``rowids``."""
