@@ -70,6 +70,20 @@ NOT_CORRECTIONS = [
     ("Arena match servers simulate 30 steps a second.", "Arena clients interpolate between snapshots with a 100 ms buffer."),
 ]
 
+# A contrast ("..., not Y") denies Y when a clause before it is about what the older says, or the newer
+# owns up to correcting; added to clauses about another thing, it says what that thing is not.
+CONTRASTS = [  # (older, newer, denied)
+    ("The app uses SQLite on device for the offline cache.", "Sorry, the offline cache is Realm, not SQLite.", True),
+    ("The EEPROM on the controller is 32 KB.", "Datasheet check: the controller's EEPROM is 64 Kbit, i.e. 8 KB, not 32 KB.",
+     True),
+    ("The door access system vendor is HID.", "Correction: badge readers are from Paxton, not HID.", True),
+    ("Sales tax at checkout comes from Stripe Tax.",
+     "Gift cards are issued by Loomhouse itself, not Stripe, and live in the gift_cards table with balances in cents.",
+     False),
+    ("Radiology orders (ORM) go to Fuji Synapse through the RAD_ORM_OUT channel.",
+     "SlotBoard uses Dapper for all data access, no ORM.", False),
+]
+
 # The predicate told in other words: only token states tell "keeps" and "holds" apart from two things
 # (MiniLM, ``mem.score.counterparts``); the look-alikes beside them are sibling qualifiers, whose states are
 # as close as a synonym's, and stay live. (older, newer, superseded)
@@ -94,6 +108,24 @@ def test_a_restated_claim_with_its_value_swapped_or_denied_corrects_it(older: st
 @pytest.mark.parametrize(("older", "newer"), NOT_CORRECTIONS)
 def test_another_thing_a_plan_or_an_addition_corrects_nothing(older: str, newer: str) -> None:
     assert replaced(newer, older) is None
+
+
+@pytest.mark.parametrize(("older", "newer", "denied"), CONTRASTS)
+def test_a_contrast_denies_only_what_its_clauses_are_about(older: str, newer: str, denied: bool) -> None:
+    assert replaced(newer, older) == ("denied" if denied else None)
+
+
+@pytest.mark.slow
+def test_a_contrast_about_another_thing_supersedes_nothing_through_the_cli() -> None:
+    # "not Stripe" tells what gift cards are not: the sales tax memory stays live and answers (MiniLM:
+    # the two are close neighbours, which the denial is read for)
+    env = {"MEM_EMBEDDER": "minilm"}
+    older, newer, _ = CONTRASTS[3]
+    out = _import([{"text": older, "created_at": "2026-05-01T09:00:00Z"},
+                   {"text": newer, "created_at": "2026-05-02T09:00:00Z"}], env=env)
+    assert [r["status"] for r in out] == ["added", "added"] and not out[1].get("supersedes")
+    hits = run_mem("search", "which service calculates sales tax", "--now", "2026-05-03T00:00:00Z", env=env).records
+    assert hits[0]["text"] == older
 
 
 def test_without_token_states_the_predicate_told_otherwise_is_another_claim() -> None:

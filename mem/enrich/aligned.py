@@ -79,6 +79,7 @@ _DIGIT, _DOTTED = re.compile(r"\d"), re.compile(r"[a-z]\.[a-z]", re.IGNORECASE)
 _VARIABLE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _DECIMAL, _LETTERS = re.compile(r"\d+(?:\.\d+)?"), re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
+_CONTRASTS = words("not never no")  # a clause led by one of these says what the clause before is not
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
 _CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
 
@@ -115,7 +116,9 @@ def _replaced(newer: str, older: str, alike: Alike | None) -> str | None:
         return None
     if _denies(newer, older):  # a rule told twice ("never X", "no X") denies nothing
         old_all = _text(older).all
-        return "denied" if any(_denied(clause, old_all) for clause in _claim(newer, older).clauses) else None
+        clauses, owned_up = _claim(newer, older).clauses, _owned_up(newer)
+        return "denied" if any(_denied(clause, old_all) and (owned_up or not _elsewhere_contrast(clauses, k, old_all))
+                               for k, clause in enumerate(clauses)) else None
     owned_up = _owned_up(newer)
     for new, old, found in _placed_swaps(newer, older):  # the clause pairs whose words may hold a swap
         if _shares(*found, alike, owned_up, newer):
@@ -153,6 +156,16 @@ def _claim(newer: str, older: str) -> "_Text":
         if not any(_matched(w, old_all) for c in _clauses(preface) for w in c):
             return _text(rest)
     return _text(newer)
+
+
+def _elsewhere_contrast(clauses: tuple[tuple[Word, ...], ...], k: int, old: list[Word]) -> bool:
+    """Whether clause ``k`` is a contrast ("..., not Stripe") added to clauses about something the older
+    does not name: "Gift cards are issued by Loomhouse itself, not Stripe" says what gift cards are not and
+    denies nothing of "Sales tax at checkout comes from Stripe Tax"; "the offline cache is Realm, not
+    SQLite" denies "the app uses SQLite ... for the offline cache". (A newer that owns up to correcting,
+    "Correction: use pnpm, not yarn", denies whatever it names.)"""
+    return k > 0 and clauses[k][0].surface.lower() in _CONTRASTS \
+        and not any(_matched(w, old) for clause in clauses[:k] for w in clause)
 
 
 class _Words(list):  # type: ignore[type-arg]
