@@ -262,6 +262,32 @@ def test_manual_link_and_unlink(tmp_path):
     assert ok(mem(db, "graph", "neighbors", a, "--layer", "manual,causal")) == []
 
 
+def test_a_supersedes_link_hides_the_older_and_unlinking_it_restores_it(tmp_path):
+    # a wrong supersession is undone by hand, and one intake missed is made by hand: the status the
+    # search reads (superseded_by) follows the edge both ways
+    db = tmp_path / "supersede.db"
+    older, newer = (r["id"] for r in ok(mem(db, "add", "-", input=jsonl(
+        {"text": "Deploys go out on Tuesdays.", "created_at": "2024-01-01T00:00:00Z"},
+        {"text": "Deploys are on Thursdays from this sprint on.", "created_at": "2024-02-01T00:00:00Z"}))))
+
+    def found() -> list[str]:
+        return [h["id"] for h in ok(mem(db, "search", "which day do deploys go out"))]
+
+    assert older in found()
+    [edge] = ok(mem(db, "graph", "link", newer, older, "--type", "supersedes"))
+    assert edge["layer"] == "lifecycle" and [r["superseded_by"] for r in ok(mem(db, "get", older))] == [newer]
+    assert older not in found()
+    loop = mem(db, "graph", "link", older, newer, "--type", "supersedes")
+    assert loop.code == 4 and "already supersedes" in loop.error["message"]
+    third = ok(mem(db, "add", "Deploys are on Fridays.", "--now", "2024-03-01T00:00:00Z"))[0]["id"]
+    taken = mem(db, "graph", "link", third, older, "--type", "supersedes")
+    assert taken.code == 4 and "already superseded" in taken.error["message"]
+
+    [undone] = ok(mem(db, "graph", "unlink", older, newer, "--type", "supersedes"))
+    assert undone["restored"] == older and undone["status"] == "unlinked"
+    assert [r["superseded_by"] for r in ok(mem(db, "get", older))] == [None] and older in found()
+
+
 def test_out_of_order_session_turn_is_spliced_into_the_chain(tmp_path):
     db = tmp_path / "order.db"
     turns = [{"text": t, "meta": {"session": "chat"}, "created_at": at} for t, at in (

@@ -183,7 +183,10 @@ def link(
     weight: Annotated[float, typer.Option("--weight", "-w", help="Strength (> 0)")] = 1.0,
     db: DbOption = None, now: NowOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Link two memories by hand (origin 'manual'); a self-link or an existing link exits 4."""
+    """Link two memories by hand (origin 'manual'); a self-link or an existing link exits 4.
+
+    mem graph link NEW OLD -t supersedes   # NEW replaces OLD: OLD leaves default search
+    """
     from mem.stages import graph
 
     with open_context(db, now=now) as ctx:
@@ -199,12 +202,15 @@ def unlink(
     kind: Annotated[Optional[str], typer.Option("--type", "-t", help="Only links of this type")] = None,
     db: DbOption = None, now: NowOption = None, json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Remove the links between two memories (both directions); exits 3 when there are none."""
+    """Remove the links between two memories (both directions); exits 3 when there are none.
+
+    mem graph unlink NEW OLD -t supersedes   # a wrong supersession undone: OLD is searchable again
+    """
     from mem.stages import graph
 
     with open_context(db, now=now) as ctx:
         rows = graph.unlink(ctx, a, b, kind=kind)
-        _show(rows, fmt, json, ("status", "src", "dst", "layer", "type", "origin"), ctx)
+        _show(rows, fmt, json, ("status", "src", "dst", "layer", "type", "origin", "restored"), ctx)
 
 
 @graph_app.command()

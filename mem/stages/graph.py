@@ -296,14 +296,33 @@ def link(ctx: "Context", a: str, b: str, *, kind: str = "related", weight: float
         if existing is not None:
             raise BadInput(f"link {src} -> {dst} ({kind}) already exists (origin {existing['origin']}); "
                            "unlink it first to change it", src=src, dst=dst, type=kind)
+        if kind == "supersedes":
+            _supersede_by_hand(ctx, src, dst, at)
         sql.add_edge(ctx.store, src, dst, layer, kind, float(weight), at, origin="manual")
         ctx.store.log(at, "link", src, None, {"dst": dst, "type": kind, "layer": layer, "weight": float(weight)})
     return {"record": "edge", "src": src, "dst": dst, "layer": layer, "type": kind, "weight": float(weight),
             "created_at": at, "origin": "manual", "status": "linked"}
 
 
+def _supersede_by_hand(ctx: "Context", newer: str, older: str, at: str) -> None:
+    """A ``supersedes`` link made by hand hides the older from search as intake's would (its
+    ``superseded_by``); one that would close a loop, or replace what another memory already
+    superseded, is BadInput (unlink that one first)."""
+    current = ctx.store.get(older).superseded_by
+    if current is not None and current != newer:
+        raise BadInput(f"{older} is already superseded by {current}; unlink that first", id=older, by=current)
+    step, seen = newer, set()
+    while step is not None and step not in seen:  # the newer's own successors: none may be the older
+        if step == older:
+            raise BadInput(f"{older} already supersedes {newer} (directly or through a chain)", src=newer, dst=older)
+        seen.add(step)
+        step = ctx.store.get(step).superseded_by
+    ctx.store.update_memory(older, {"superseded_by": newer}, at=at, op="supersede")
+
+
 def unlink(ctx: "Context", a: str, b: str, *, kind: str | None = None) -> list[dict[str, Any]]:
-    """Remove the edges between two memories (both directions; only ``kind`` when given)."""
+    """Remove the edges between two memories (both directions; only ``kind`` when given). Removing a
+    ``supersedes`` edge undoes the supersession: the older memory is live again (``restored``)."""
     src, dst = _resolve(ctx, a), _resolve(ctx, b)
     at = ctx.now_iso()
     with ctx.store.write():
@@ -311,10 +330,17 @@ def unlink(ctx: "Context", a: str, b: str, *, kind: str | None = None) -> list[d
         if not edges:
             what = f" of type {kind}" if kind else ""
             raise NotFound(f"no link{what} between {src} and {dst}", src=src, dst=dst)
+        restored = []
         for edge in edges:
             sql.delete_edge(ctx.store, edge["src"], edge["dst"], edge["type"])
             ctx.store.log(at, "unlink", edge["src"], None, {"dst": edge["dst"], "type": edge["type"]})
-    return [{"record": "edge", **edge, "status": "unlinked"} for edge in edges]
+            # a wrong supersession undone: the older is live and searchable again
+            if edge["type"] == "supersedes" and ctx.store.get(edge["dst"]).superseded_by == edge["src"]:
+                ctx.store.update_memory(edge["dst"], {"superseded_by": None}, at=at, op="unsupersede")
+                restored.append(edge["dst"])
+    return [{"record": "edge", **edge, "status": "unlinked",
+             **({"restored": edge["dst"]} if edge["type"] == "supersedes" and edge["dst"] in restored else {})}
+            for edge in edges]
 
 
 # ------------------------------------------------------------------------------------- export
