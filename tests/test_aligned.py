@@ -84,6 +84,16 @@ CONTRASTS = [  # (older, newer, denied)
      "SlotBoard uses Dapper for all data access, no ORM.", False),
 ]
 
+# Two plain names swap where each stands as its clause's value, with no other value after it; a name with
+# a value after it is what its clause is about. (older, newer, the swap or None)
+NAME_SWAPS = [
+    ("Feature flags use LaunchDarkly.", "Feature flags: Unleash, self-hosted on AKS.", "LaunchDarkly -> Unleash"),
+    ("In Grafana the peak dashboard is 'Reg Week'.", "In Grafana the peak dashboard is called 'Registration Live'.",
+     "Reg Week -> Registration Live"),
+    ("Mirth's JVM heap on prod is 4 GiB.", "Mirth prod VMs have 4 vCPU and 16 GB RAM each.", None),
+    ("The render farm runs Blender 4.1.", "The render farm nodes each have 128 GB of RAM.", None),
+]
+
 # The predicate told in other words: only token states tell "keeps" and "holds" apart from two things
 # (MiniLM, ``mem.score.counterparts``); the look-alikes beside them are sibling qualifiers, whose states are
 # as close as a synonym's, and stay live. (older, newer, superseded)
@@ -113,6 +123,11 @@ def test_another_thing_a_plan_or_an_addition_corrects_nothing(older: str, newer:
 @pytest.mark.parametrize(("older", "newer", "denied"), CONTRASTS)
 def test_a_contrast_denies_only_what_its_clauses_are_about(older: str, newer: str, denied: bool) -> None:
     assert replaced(newer, older) == ("denied" if denied else None)
+
+
+@pytest.mark.parametrize(("older", "newer", "swap"), NAME_SWAPS)
+def test_two_names_swap_only_as_their_clauses_values(older: str, newer: str, swap: str | None) -> None:
+    assert replaced(newer, older) == swap
 
 
 @pytest.mark.slow

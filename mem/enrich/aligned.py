@@ -80,6 +80,12 @@ _VARIABLE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _DECIMAL, _LETTERS = re.compile(r"\d+(?:\.\d+)?"), re.compile(r"[a-z]+")
 _CLAUSE = re.compile(r"[.;!?]\s+|[.;!?]$|\s[-—–]+\s|[()]|,\s")
 _CONTRASTS = words("not never no")  # a clause led by one of these says what the clause before is not
+# Two plain names (no tool, version or number) swap only where no other value follows either in its clause,
+# where a claim's value stands ("feature flags come from LaunchDarkly" / "Feature flags: Unleash"; "Log level
+# is INFO in production"): a name with a value after it is what its clause is about ("Mirth's JVM heap on
+# prod is 4 GiB" / "Mirth prod VMs have 4 vCPU", "Marcus Bell owns hold-service" / "Marcus still reviews PRs
+# that change retention logic in hold-service"). False: any place.
+NAMES_AT_ENDS = True
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
 _CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
 
@@ -234,7 +240,14 @@ def _told(swap: tuple[Word, Word], newer: str, new: _Side, old: _Side) -> str | 
         return None  # the other clauses differ on both sides: "never deploy *search* on Fridays; ..."
     if swap[0].type.startswith(("ident:path", "ident:command")) and not _TOLD_CHANGED & _said(newer):
         return None  # a file or a command is what a claim is about more often than its value
+    if NAMES_AT_ENDS and swap[0].type == swap[1].type == "name" and (_valued_after(o, swap[0]) or _valued_after(n, swap[1])):
+        return None  # a name with a value after it is what the clause is about ("the *JVM* heap ... is 4 GiB")
     return f"{swap[0].surface} -> {swap[1].surface}"
+
+
+def _valued_after(clause: tuple[Word, ...], word: Word) -> bool:
+    """Whether a word holding a value follows ``word`` in ``clause``."""
+    return any(w.type for w in clause[clause.index(word) + 1:]) if word in clause else False
 
 
 def _loosened(newer: str, older: str) -> bool:
