@@ -53,15 +53,21 @@ SIBLINGS = {
 }
 
 
+NAMED_ROWS = ("another_row", "label")
+
+
 @pytest.mark.parametrize("key", list(SIBLINGS))
 @pytest.mark.parametrize("on", [True, False])
 def test_a_sibling_is_no_correction(key: str, on: bool, monkeypatch) -> None:
-    switch = "NAMED_VERBS" if key == "named_verb" else "SIBLINGS"
-    _switched(monkeypatch, switch, on)
+    # two rows told by names hold a value after the name, which ``NAMES_AT_ENDS`` refuses as well
+    switches = ["NAMED_VERBS" if key == "named_verb" else "SIBLINGS", *(["NAMES_AT_ENDS"] if key in NAMED_ROWS else [])]
+    for switch in switches:
+        _switched(monkeypatch, switch, on)
     try:
         assert _superseded(*SIBLINGS[key], key) is not on
     finally:
-        _switched(monkeypatch, switch, True)
+        for switch in switches:
+            _switched(monkeypatch, switch, True)
 
 
 PERIODS = {
