@@ -331,6 +331,9 @@ def test_scope_boundary_reads_and_writes_its_scope_and_reads_global(tmp_path: Pa
             assert [h["id"] for h in standup.structured_content["hits"]] == [global_id]
             assert (await client.call_tool("get", {"ids": global_id})).structured_content["count"] == 1
             await refused(client, "update", {"id": global_id, "text": "Standups are at nine"}, "read-only")
+            # a supersedes link hides its target: a read-only memory cannot be its target
+            await refused(client, "link", {"a": memory_id, "b": global_id, "type": "supersedes"}, "read-only")
+            assert (await client.call_tool("link", {"a": memory_id, "b": global_id})).is_error is False
             await refused(client, "add", {"text": "Standups moved to nine", "scope": "global"}, "shop")
             stats = await client.call_tool("stats", {})
             assert stats.structured_content["by_scope"] == {"shop": 1, "global": 1}

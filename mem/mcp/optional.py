@@ -165,12 +165,13 @@ def do_archive(engine: Engine, boundary: "Boundary", ids: list[str], restore: bo
 
 
 def do_link(engine: Engine, boundary: "Boundary", a: str, b: str, kind: str, weight: float) -> dict[str, Any]:
-    """An edge from a memory this session may write to one it may read."""
+    """An edge from a memory this session may write to one it may read; a ``supersedes`` edge hides its
+    target from search, so that one too must be writable."""
     from mem.stages import graph
 
     store = engine.ctx.store
-    return graph.link(engine.ctx, boundary.resolve(store, a, write=True), boundary.resolve(store, b), kind=kind,
-                      weight=weight)
+    return graph.link(engine.ctx, boundary.resolve(store, a, write=True),
+                      boundary.resolve(store, b, write=kind == "supersedes"), kind=kind, weight=weight)
 
 
 def outcome_line(record: dict[str, Any]) -> str:
