@@ -273,17 +273,18 @@ def test_judging_a_memorys_pairs_at_once_leaves_only_what_cannot_act(newer, kind
     sides = [replaces.Side(older, "fact", "2025-12-31T00:00:00Z", its) for (older, its), _ in olders]
     pairs = [(side, cos, rank, max((c for j, (_, c) in enumerate(olders) if j != rank - 1), default=replaces.FLOOR))
              for rank, (side, (_, cos)) in enumerate(zip(sides, olders), start=1)]
+    nears = replaces.around([(side.created_at, cos) for side, cos, *_ in pairs])
     asked = []
 
     def read(needed):
         asked.append(needed)
         return words, [sides[i].words for i in needed]
 
-    got = replaces.judge(replaces.Side(text, kind, at_newer, None), [(s._replace(words=None), *rest) for s, *rest in pairs],
-                         reading, read, at)
+    got = replaces.judge(replaces.Side(text, kind, at_newer, None),
+                         [(s._replace(words=None), *rest, near) for (s, *rest), near in zip(pairs, nears)], reading, read, at)
     whole = replaces.Side(text, kind, at_newer, words)
-    for (side, cos, rank, best), verdict in zip(pairs, got):
-        alone = replaces.features(whole, side, cos, rank, best, reading)
+    for (side, cos, rank, best), near, verdict in zip(pairs, nears, got):
+        alone = replaces.features(whole, side, cos, rank, best, reading, near=near)
         if verdict is None:
             assert at is not None and replaces.probability(alone) < at
         else:
@@ -311,6 +312,17 @@ def test_a_pair_the_back_judgement_leaves_cannot_act_wherever_it_stands(newer, o
     if not replaces.may_act(replaces.Side(text, kind, at_newer, None), side._replace(words=None), cos, reading, at):
         found = replaces.features(replaces.Side(text, kind, at_newer, words), side, cos, rank, best, reading)
         assert replaces.probability(found) < at
+
+
+def test_an_older_counts_the_later_neighbours_about_as_close_to_the_newer() -> None:
+    # the first of a slot's settings has a later one beside it; the newest of the slot none
+    from mem.score import replaces
+
+    got = replaces.around([("2026-01-01", 0.70), ("2026-02-01", 0.68), ("2026-03-01", 0.60), ("2025-12-01", 0.62)])
+    assert [near["later_near"] for near in got] == [1.0, 0.0, 0.0, 3.0]  # .68 is within .05 of .70, .60 is not
+    alone = replaces.features(_side("Loki keeps logs for 14 days.", "fact", "2026-03-01T00:00:00Z"),
+                              _side("Loki keeps logs for 30 days."), 0.8, 1, replaces.FLOOR, None)
+    assert alone["later_near"] == 0.0
 
 
 @settings(max_examples=200, deadline=None)

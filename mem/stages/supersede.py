@@ -336,7 +336,8 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         return found[rowid], [found[olders[i][0]] for i in needed]
 
     judged = [i for i, (r, _, other) in enumerate(olders) if other.id not in superseded and only in (None, r)]
-    pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other)
+    around = replaces.around([(other.created_at, sim) for _, sim, other in olders])
+    pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other, around[i])
              for i, best_other in zip(judged, _best_others(olders, judged, replaces.FLOOR)) for _, sim, other in [olders[i]]]
     # the pairs no verdict can act on are left once their cheap features say so, unless the bench reads them all
     acts = None if replaces.observed is not None else min(replaces.supersede_at(), replaces.CONTRADICTS)
