@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import ROOT, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
+from benchlib import HELD_OUT, ROOT, read_jsonl  # noqa: E402  (also puts the repo on sys.path)
 from synth import memory_texts  # noqa: E402
 
 NOW = "2027-01-01T00:00:00Z"
@@ -45,7 +45,7 @@ def corpus(n: int) -> list[list[tuple[int, dict[str, Any]]]]:
                              "created_at": f"2026-{1 + i // 300:02d}-{1 + i % 28:02d}T{i % 24:02d}:{i % 60:02d}:00Z"})
                     for i, t in enumerate(texts)])
     for path in sorted((ROOT / "bench").glob("coding_memory*.jsonl")):
-        if path.stem.endswith("_queries"):
+        if path.stem.endswith("_queries") or path.name in HELD_OUT:  # blind data is measured, never replayed
             continue
         rows = read_jsonl(path)
         batches.append([(i + 1, {k: v for k, v in row.items() if k != "key"} | {"scope": path.stem})

@@ -131,15 +131,18 @@ def test_two_names_swap_only_as_their_clauses_values(older: str, newer: str, swa
 
 
 @pytest.mark.slow
-def test_a_contrast_about_another_thing_supersedes_nothing_through_the_cli() -> None:
-    # "not Stripe" tells what gift cards are not: the sales tax memory stays live and answers (MiniLM:
-    # the two are close neighbours, which the denial is read for)
+@pytest.mark.parametrize(("older", "newer", "question"), [
+    (*CONTRASTS[3][:2], "which service calculates sales tax"),  # "not Stripe" tells what gift cards are not
+    (*NAME_SWAPS[2][:2], "how much heap does the Mirth JVM get on prod"),  # the JVM is what the clause is about
+])
+def test_another_thing_told_by_a_contrast_or_a_name_supersedes_nothing_through_the_cli(
+        older: str, newer: str, question: str) -> None:
+    # MiniLM: the two are close neighbours, which alignment is read for; the older stays live and answers
     env = {"MEM_EMBEDDER": "minilm"}
-    older, newer, _ = CONTRASTS[3]
     out = _import([{"text": older, "created_at": "2026-05-01T09:00:00Z"},
                    {"text": newer, "created_at": "2026-05-02T09:00:00Z"}], env=env)
     assert [r["status"] for r in out] == ["added", "added"] and not out[1].get("supersedes")
-    hits = run_mem("search", "which service calculates sales tax", "--now", "2026-05-03T00:00:00Z", env=env).records
+    hits = run_mem("search", question, "--now", "2026-05-03T00:00:00Z", env=env).records
     assert hits[0]["text"] == older
 
 

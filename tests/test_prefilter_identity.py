@@ -30,19 +30,23 @@ def _read(path: Path) -> list[dict[str, Any]]:
 def _texts_pairs() -> Iterator[tuple[str, str]]:
     """(newer, older) text pairs: every contradiction pair in both orders, neighbouring memories of each
     coding set in both orders, and the synthetic texts of one template."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from benchlib import HELD_OUT  # blind data is measured, never replayed
+
     for path in sorted((ROOT / "bench").glob("contradictions*.jsonl")):
+        if path.name in HELD_OUT:
+            continue
         for pair in _read(path):
             yield pair["new"], pair["old"]
             yield pair["old"], pair["new"]
     for path in sorted((ROOT / "bench").glob("coding_memory*.jsonl")):
-        if path.stem.endswith("_queries"):
+        if path.stem.endswith("_queries") or path.name in HELD_OUT:
             continue
         texts = [row["text"] for row in _read(path)]
         for i, older in enumerate(texts):
             for newer in texts[i + 1 : i + 1 + WINDOW]:
                 yield newer, older
                 yield older, newer
-    sys.path.insert(0, str(ROOT / "bench"))
     from synth import memory_texts
 
     by_start: dict[str, list[str]] = {}
