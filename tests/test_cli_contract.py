@@ -166,6 +166,14 @@ def test_search_on_a_terminal_shows_a_compact_why(mem) -> None:
     assert re.search(r"\bsem1\b", shown.output) and "why" in shown.output
 
 
+def test_the_compact_why_names_the_step_that_moved_a_hit_up() -> None:
+    from mem.cli.tables import compact_why
+
+    assert compact_why({"semantic": {"rank": 2}, "bm25": {"rank": 1}, "fused": 0.4}) == "sem2 bm1"
+    assert compact_why({"semantic": {"rank": 3}, "current": {"over": "x", "reason": "..."}}) == "sem3 newer"
+    assert compact_why({"bm25": {"rank": 4}, "contradicts": {"over": "x"}, "order": {"over": ["y"]}}) == "bm4 newer page"
+
+
 def test_stats_graph_stats_and_verify_are_tables_without_dict_reprs_or_empty_rows(mem, tmp_path: Path) -> None:
     source = tmp_path / "notes.md"
     source.write_text("deploys happen on fridays\n")

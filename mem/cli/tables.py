@@ -28,6 +28,7 @@ _NARROW = frozenset({"rank", "score", "id", "kind", "layer", "status", "when", "
                      "direction", "finding", "phase", "action", "count", "size", "check", "ms"})
 _WIDE = ("text", "reason", "detail", "why", "fix", "label", "name")
 _CHANNEL_SHORT = {"semantic": "sem", "bm25": "bm", "entity": "ent", "temporal": "time", "community": "comm"}
+_MOVED = (("newer", ("contradicts", "current")), ("page", ("order",)))  # why's keys of the steps that move a hit up
 
 
 def shown(value: Any) -> str:
@@ -71,11 +72,14 @@ def relative(value: Any, now: datetime) -> str:
 
 
 def compact_why(why: Any) -> str:
-    """A hit's reasons in one short cell: each channel that found it and its rank there ('sem1 bm3')."""
+    """A hit's reasons in one short cell: each channel that found it and its rank there ('sem1 bm3'), then
+    why a step moved it up: 'newer' over an older memory it contradicts or changes, 'page' by the page
+    model (the whole reason is in the JSON's ``why``)."""
     if not isinstance(why, dict):
         return ""
     parts = [f"{_CHANNEL_SHORT.get(name, name)}{info['rank']}" for name, info in why.items()
              if isinstance(info, dict) and "rank" in info]
+    parts += [label for label, steps in _MOVED if any(step in why for step in steps)]
     return " ".join(parts)
 
 
