@@ -4,6 +4,8 @@ the weights were fitted on."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from mem.records import Hit, Memory
 from mem.score import page_order
 from tests.conftest import jsonl, run_mem
+from tests.tty import run_tty
 
 
 def _hit(i: int, kind: str, created: str, text: str = "a memory of some words") -> Hit:
@@ -114,6 +117,9 @@ def test_the_newer_of_two_live_answers_goes_first_and_says_why(older: str, newer
     assert [h["id"] for h in fused] == [old_id, new_id]  # the ablation: the fused order
     # one hit asked for: the page's first, reordered as on a whole page
     assert [h["id"] for h in run_mem("search", asked, "--json", "--scope", "p", "--limit", "1", env=MINILM).records] == [new_id]
+    # on a terminal the why cell says the page model moved it
+    table = run_tty("search", asked, "--scope", "p", columns=160, env=MINILM)
+    assert table.code == 0 and re.search(r"\bpage\b", table.output), table.output
 
 
 def test_a_question_naming_a_number_keeps_the_hit_stating_it_above_a_newer_one() -> None:
