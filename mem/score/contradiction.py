@@ -171,7 +171,8 @@ def current_pairs(hits: Sequence[Hit], asked: str,
     the transcription queue); or (also, with ``ALSO_NEAR``), with the hits' unit ``vectors``, the two
     are close neighbours (cosine ``NEAR``), which says it whatever words each shares with the question, unless
     the newer superseded another memory (``replaced``: newer id -> the ids it superseded;
-    ``REPLACED_ELSEWHERE``). Conversation turns (episodes) say what was said, not what holds, and are never compared."""
+    ``REPLACED_ELSEWHERE``). Conversation turns (episodes) say what was said, not what holds, and are never
+    compared."""
     from mem.enrich.corrections import other_value, words_named
 
     page = [h for h in hits[:CURRENT_WINDOW] if h.memory.kind not in ("episode",)]
@@ -185,7 +186,8 @@ def current_pairs(hits: Sequence[Hit], asked: str,
                 continue
             asks_both = len(theirs) >= 2 and theirs <= named[newer.memory.id]
             # a newer that replaced another memory is that one's successor: a live close neighbour is its sibling
-            elsewhere = REPLACED_ELSEWHERE and older.memory.id not in replaced.get(newer.memory.id, (older.memory.id,))
+            theirs_replaced = replaced.get(newer.memory.id)
+            elsewhere = REPLACED_ELSEWHERE and theirs_replaced is not None and older.memory.id not in theirs_replaced
             near = not elsewhere and (ALSO_NEAR or not asks_both) and NEAR is not None and older.memory.id in vectors \
                 and newer.memory.id in vectors and float(vectors[older.memory.id] @ vectors[newer.memory.id]) >= NEAR
             asked_change = asks_both and other_value(newer.memory.text, older.memory.text, asked)

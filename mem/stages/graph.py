@@ -311,8 +311,9 @@ def _supersede_by_hand(ctx: "Context", newer: str, older: str, at: str) -> None:
     current = ctx.store.get(older).superseded_by
     if current is not None and current != newer:
         raise BadInput(f"{older} is already superseded by {current}; unlink that first", id=older, by=current)
-    step, seen = newer, set()
-    while step is not None and step not in seen:  # the newer's own successors: none may be the older
+    step: str | None = newer
+    seen: set[str] = set()
+    while step is not None and step not in seen and ctx.store.exists(step):  # the newer's successors: none the older
         if step == older:
             raise BadInput(f"{older} already supersedes {newer} (directly or through a chain)", src=newer, dst=older)
         seen.add(step)
