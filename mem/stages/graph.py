@@ -313,11 +313,14 @@ def _supersede_by_hand(ctx: "Context", newer: str, older: str, at: str) -> None:
         raise BadInput(f"{older} is already superseded by {current}; unlink that first", id=older, by=current)
     step: str | None = newer
     seen: set[str] = set()
-    while step is not None and step not in seen and ctx.store.exists(step):  # the newer's successors: none the older
+    while step is not None and step not in seen:  # the newer and its successors: none may be the older
         if step == older:
             raise BadInput(f"{older} already supersedes {newer} (directly or through a chain)", src=newer, dst=older)
         seen.add(step)
-        step = ctx.store.get(step).superseded_by
+        try:
+            step = ctx.store.get(step).superseded_by
+        except NotFound:  # a successor purged since: the chain ends
+            break
     ctx.store.update_memory(older, {"superseded_by": newer}, at=at, op="supersede")
 
 
@@ -331,17 +334,17 @@ def unlink(ctx: "Context", a: str, b: str, *, kind: str | None = None) -> list[d
         if not edges:
             what = f" of type {kind}" if kind else ""
             raise NotFound(f"no link{what} between {src} and {dst}", src=src, dst=dst)
-        restored = []
+        records = []
         for edge in edges:
             sql.delete_edge(ctx.store, edge["src"], edge["dst"], edge["type"])
             ctx.store.log(at, "unlink", edge["src"], None, {"dst": edge["dst"], "type": edge["type"]})
+            record = {"record": "edge", **edge, "status": "unlinked"}
             # a wrong supersession undone: the older is live and searchable again
             if edge["type"] == "supersedes" and ctx.store.get(edge["dst"]).superseded_by == edge["src"]:
                 ctx.store.update_memory(edge["dst"], {"superseded_by": None}, at=at, op="unsupersede")
-                restored.append(edge["dst"])
-    return [{"record": "edge", **edge, "status": "unlinked",
-             **({"restored": edge["dst"]} if edge["type"] == "supersedes" and edge["dst"] in restored else {})}
-            for edge in edges]
+                record["restored"] = edge["dst"]
+            records.append(record)
+    return records
 
 
 # ------------------------------------------------------------------------------------- export
