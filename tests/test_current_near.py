@@ -7,10 +7,13 @@ entry point."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mem.enrich.corrections import _settings
 from tests.conftest import run_mem
+from tests.tty import run_tty
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -51,6 +54,13 @@ def test_a_close_neighbour_stating_another_value_ranks_first(name: str) -> None:
     if order[0] == second["id"]:  # one hit asked for: the first of the page reordered whole
         one = run_mem("search", question, "--now", "2026-05-03T00:00:00Z", "--limit", "1", "--channel=-recency", env=MINILM)
         assert [h["id"] for h in one.records] == [second["id"]]
+
+
+def test_on_a_terminal_the_why_cell_says_the_newer_went_up() -> None:
+    older, newer, question, _ = NEAR["region"]
+    _pair(older, newer, question)
+    table = run_tty("search", question, "--now", "2026-05-03T00:00:00Z", columns=160, env=MINILM)
+    assert table.code == 0 and re.search(r"\bnewer\b", table.output), table.output
 
 
 # Close neighbours (cosine >= .55) whose values set two things of one subject: the words right before
