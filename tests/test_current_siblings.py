@@ -26,8 +26,9 @@ def _superseded(older: str, newer: str, scope: str) -> bool:
 def _switched(monkeypatch, name: str, on: bool) -> None:
     """``name`` set to ``on`` in both readers that have it, their caches emptied."""
     from mem.enrich import aligned, corrections
+    from mem.stages import supersede
 
-    for module in (aligned, corrections):
+    for module in (aligned, corrections, supersede):
         if hasattr(module, name):
             monkeypatch.setattr(module, name, on)
     clear_reader_caches()
@@ -54,13 +55,15 @@ SIBLINGS = {
 
 
 NAMED_ROWS = ("another_row", "label")
+ENVIRONMENT_ROWS = ("after",)  # two deployment environments, which intake's environment gate tells apart too
 
 
 @pytest.mark.parametrize("key", list(SIBLINGS))
 @pytest.mark.parametrize("on", [True, False])
 def test_a_sibling_is_no_correction(key: str, on: bool, monkeypatch) -> None:
     # two rows told by names hold a value after the name, which ``NAMES_AT_ENDS`` refuses as well
-    switches = ["NAMED_VERBS" if key == "named_verb" else "SIBLINGS", *(["NAMES_AT_ENDS"] if key in NAMED_ROWS else [])]
+    switches = ["NAMED_VERBS" if key == "named_verb" else "SIBLINGS", *(["NAMES_AT_ENDS"] if key in NAMED_ROWS else []),
+                *(["ENVIRONMENTS"] if key in ENVIRONMENT_ROWS else [])]
     for switch in switches:
         _switched(monkeypatch, switch, on)
     try:

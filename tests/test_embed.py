@@ -30,7 +30,9 @@ def _hash_reference(text: str, dim: int) -> np.ndarray:
     for feature, weight in feats:
         digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
         np.add.at(out, [int.from_bytes(digest[:4], "little") % dim], [weight if digest[4] & 1 else -weight])
-    norm = np.linalg.norm(out)
+    # normalized as the embedder normalizes its batch (row norms along axis 1): numpy 2.4 computes a
+    # vector's own norm a last bit apart from its row norm in a matrix
+    norm = np.linalg.norm(out[None, :], axis=1, keepdims=True)[0]
     return out / norm if norm > 0 else out
 
 

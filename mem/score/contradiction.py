@@ -174,8 +174,10 @@ def current_pairs(hits: Sequence[Hit], asked: str,
     ``REPLACED_ELSEWHERE``). Conversation turns (episodes) say what was said, not what holds, and are never
     compared."""
     from mem.enrich.corrections import other_value, words_named
+    from mem.score.environment import apart, environments
 
     page = [h for h in hits[:CURRENT_WINDOW] if h.memory.kind not in ("episode",)]
+    asked_for = environments(asked)
     named = {h.memory.id: words_named(asked, h.memory.text) for h in page}
     vectors, replaced = vectors or {}, replaced or {}
     out = []
@@ -184,6 +186,8 @@ def current_pairs(hits: Sequence[Hit], asked: str,
         for newer in page[i + 1:]:
             if newer.memory.created_at <= older.memory.created_at or newer.memory.scope != older.memory.scope:
                 continue
+            if apart(newer.memory.text, older.memory.text) and not environments(newer.memory.text) & asked_for:
+                continue  # rows of two environments: the newer is no news of the older, unless asked for by name
             asks_both = len(theirs) >= 2 and theirs <= named[newer.memory.id]
             # a newer that replaced another memory is that one's successor: a live close neighbour is its sibling
             theirs_replaced = replaced.get(newer.memory.id)

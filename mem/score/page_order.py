@@ -88,15 +88,20 @@ def ordered(scores: Sequence[float], may_pass: Sequence[Sequence[bool]]) -> list
 def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str) -> list[list[bool]]:
     """``may_pass[i][j]``: whether hit i may go above hit j. Not when j states a number the question
     ``asked`` names and i does not ("port 8017": the row of a table it asks about, whatever is newer),
+    nor when i holds for another deployment environment than the question is about and j does not
+    (``mem.score.environment.elsewhere``: "Dev Loki keeps 3 days" for "how long does Loki keep logs"),
     nor when i is older than j and the two are close neighbours (cosine ``contradiction.NEAR``): of two
     memories about one thing, the model never puts the older first (the newer may be a correction
     intake did not read: "traffic enters through Envoy Gateway" after "the API gateway is Kong")."""
     from mem.score.contradiction import NEAR, numbers_asked, numbers_held
+    from mem.score.environment import elsewhere
 
     numbers = numbers_asked(asked)
     held = [numbers_held(h.memory.text, numbers) for h in hits]
-    return [[held[j] <= held[i] and not (a.memory.created_at < b.memory.created_at
-                                         and float(vectors[a.memory.id] @ vectors[b.memory.id]) >= NEAR)
+    away = [elsewhere(asked, h.memory.text) for h in hits]
+    return [[held[j] <= held[i] and (away[j] or not away[i])
+             and not (a.memory.created_at < b.memory.created_at
+                      and float(vectors[a.memory.id] @ vectors[b.memory.id]) >= NEAR)
              for j, b in enumerate(hits)] for i, a in enumerate(hits)]
 
 

@@ -79,9 +79,13 @@ SPEAKER_PENALTIES: dict[str, float] = {"open-domain": 0.5}
 # -> .391 (0.2 / 0.3 / 0.4, with the open-domain speaker penalty: R@10 .742 / .745 / .742,
 # open-domain .455 each, single-hop .807 / .810 / .800). Coding memory (no speakers): unchanged.
 SELF_PENALTY = 0.25
+# A memory naming only other deployment environments than the query names keeps 1 - this of its
+# relevance (``mem.score.environment``). The 22 studied coding sets (eighteenth session), with intake's
+# environment gate: rank-1 2,513 -> 2,516 of 2,970, above 128 -> 127 (0.15: 2,514; 0.5: 2,515).
+ENV_PENALTY = 0.3
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
-POST_STEPS = ("speaker", "scene", "causal", "shape", "recency")
+POST_STEPS = ("speaker", "environment", "scene", "causal", "shape", "recency")
 FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
@@ -323,6 +327,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         fused = {r: v if r in inside else v * OUTSIDE_WINDOW for r, v in fused.items()}
     if "speaker" in names:
         fused = _speaker(ctx, plan, fused)
+    if "environment" in names:
+        fused = _environment(ctx, plan, fused)
     if not query.include_superseded:  # a correction answers what the memory it superseded answered
         fused = inherit(fused, successors(ctx.store, list(fused)))
     if "causal" in names and fused:
@@ -351,7 +357,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     memories = dict(ctx.store.select(statuses=None, rowids=[rowid for _, rowid, _ in top], order="m.rowid", scope=None))
     hits = [Hit(memory=memories[rowid], rank=i + 1, score=score,
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories,
-                         plan.memo.get("speaker_factors")))
+                         plan.memo.get("speaker_factors"), plan.memo.get("environment_factors")))
             for i, (score, rowid, components) in enumerate(top)]
     open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
     hits = newer_first(hits, open_pairs(hits, open_edges, query.text))  # open contradictions
@@ -482,6 +488,19 @@ def _speaker(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, f
     return {r: v * factors.get(r, 1.0) for r, v in fused.items()}
 
 
+def _environment(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
+    """When the query names a deployment environment, a memory among the best ``SPEAKER_CANDIDATES``
+    that names only other environments keeps ``1 - ENV_PENALTY`` of its relevance (``mem.score.environment``)."""
+    from mem.score.environment import environments, factors
+
+    if not environments(plan.query.text):
+        return fused
+    best = sorted(fused, key=lambda r: (-fused[r], r))[:SPEAKER_CANDIDATES]
+    found = factors(plan.query.text, {r: m.text for r, m in ctx.store.by_rowids(best).items()}, ENV_PENALTY)
+    plan.memo["environment_factors"] = found
+    return {r: v * found.get(r, 1.0) for r, v in fused.items()}
+
+
 def _speaker_penalty(plan: Plan) -> float:
     return SPEAKER_PENALTIES.get(plan.memo.get("query_type", ""), SPEAKER_PENALTY)
 
@@ -538,7 +557,8 @@ def _scene(ctx: "Context", plan: Plan, scored: list[tuple[float, int, dict[str, 
 
 def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], components: dict[str, float],
          query_type: str | None = None, pulled: dict[int, tuple[float, int]] | None = None,
-         allowed: dict[int, Memory] | None = None, speaker: dict[int, float] | None = None) -> dict[str, Any]:
+         allowed: dict[int, Memory] | None = None, speaker: dict[int, float] | None = None,
+         environment: dict[int, float] | None = None) -> dict[str, Any]:
     why: dict[str, Any] = {}
     for name, ranking in rankings.items():
         if rowid in ranking.scores:
@@ -552,6 +572,8 @@ def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], comp
     if speaker and speaker.get(rowid, 1.0) != 1.0:
         # spoken by someone other than the one the query names, or not in the first person
         why["speaker"] = {"factor": speaker[rowid]}
+    if environment and rowid in environment:  # names only other deployment environments than the query
+        why["environment"] = {"factor": environment[rowid]}
     why["fused"] = round(fused.get(rowid, 0.0), 6)
     why["priors"] = {**components, "combined": round(prior(components), 4)}
     if query_type is not None:
