@@ -86,6 +86,7 @@ def test_a_newer_row_of_another_environment_is_no_current_value(monkeypatch) -> 
     ("Dev Loki keeps 3 days of logs.", {"development"}),
     ("On dev the session cookie is not secure.", {"development"}),
     ("In the Paylane sandbox the cut-off is 0.5.", {"sandbox"}),
+    ("mirth-tst VMs keep 2 vCPU; the stg cluster has 3 nodes.", {"test", "staging"}),
     ("Product search runs on devices", set()),
     ("Two approvals, at least one from a backend dev.", set()),
     ("Sun-hee leads security; Dev moves to CI full-time.", set()),

@@ -40,7 +40,8 @@ from collections.abc import Mapping
 PRODUCTION = "production"
 IMPLICIT = True  # a text naming no environment holds for production
 # word -> the environment it names
-NAMES: dict[str, str] = {"prod": PRODUCTION, "production": PRODUCTION, "staging": "staging", "dev": "development",
+NAMES: dict[str, str] = {"prod": PRODUCTION, "production": PRODUCTION, "staging": "staging", "stg": "staging",
+                         "tst": "test", "dev": "development",
                          "sandbox": "sandbox", "uat": "uat", "preprod": "preproduction",
                          "pre-prod": "preproduction", "pre-production": "preproduction",
                          "load-test": "load test", "loadtest": "load test"}
