@@ -1,6 +1,6 @@
 """Values as people write them, read as values of one type, so a correction is found by the slot and the
 old value whatever unit or spelling each side uses (volts and millivolts, degrees Celsius, "half an
-hour", "one week"); a number closing a name ("RX-3 prototypes") is part of the name, and a slot the newer
+hour", "one week", "a fortnight"); a number closing a name ("RX-3 prototypes") is part of the name, and a slot the newer
 narrows by such a name is another slot; one reading whatever the interpreter's hash seed. CLI through
 the real entry point, intake in both orders."""
 
@@ -25,6 +25,11 @@ CORRECTED = {
                      "blips kept failing builds."),
     "one_week": ("Release duty is two weeks per engineer now.",
                  "Release duty went back to one week each; with six engineers a fortnight came round too rarely."),
+    # a duration spelled as a phrase: "a fortnight" is 2 weeks, "a quarter of an hour" 15 minutes
+    "fortnight": ("The card.authorizations topic keeps 7 days of events.",
+                  "Retention on the card.authorizations topic was raised to a fortnight for the chargeback team."),
+    "quarter_hour": ("The enrollment sync to Banner runs every 30 minutes.",
+                     "The enrollment sync to Banner now runs every quarter of an hour."),
     # degrees: the old value named again beside the new one
     "celsius": ("Greenhouse heaters switch on when the air temperature drops below 8 °C.",
                 "Greenhouse heaters now switch on at 6 °C. At 8 they ran most of the night for nothing."),

@@ -31,7 +31,13 @@ _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _COUNT_WORDS = {**NUMBER_WORDS, "one": "1", "half a": "0.5", "half an": "0.5"}
 _SPELLED = re.compile(rf"\b({'|'.join(_COUNT_WORDS)})(?=[\s-]+(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\b)",
                       re.IGNORECASE)
-_COUNT_FIRST = frozenset(re.match(r"\w+", w)[0] for w in _COUNT_WORDS)  # what ``_SPELLED`` starts at, a whole word
+# durations spelled as a phrase, read as a count of a unit ("a fortnight" is 2 weeks)
+_PHRASED = {"a fortnight": "2 weeks", "one fortnight": "2 weeks", "two fortnights": "4 weeks",
+            "a quarter of an hour": "15 minutes", "quarter of an hour": "15 minutes",
+            "three quarters of an hour": "45 minutes", "an hour and a half": "90 minutes"}
+_PHRASE = re.compile(rf"\b({'|'.join(sorted(_PHRASED, key=len, reverse=True))})\b", re.IGNORECASE)
+# what ``_SPELLED`` and ``_PHRASE`` start at, a whole word
+_COUNT_FIRST = frozenset(re.match(r"\w+", w)[0] for w in (*_COUNT_WORDS, *_PHRASED))
 _DEGREES = re.compile(r"\s*°\s*C\b")  # "2 °C" is 2 degc, one unit as "2 V" is
 _RUNS = re.compile(r"\w+")  # a text's whole words, as the change shapes' word boundaries see them
 
@@ -43,10 +49,13 @@ def _numerals(text: str) -> str:
 
     >>> _numerals("limit £2,500 a day, tokens last ten minutes, one topic each, half an hour at 2 °C")
     'limit £2500 a day, tokens last 10 minutes, one topic each, 0.5 hour at 2 degc'
+    >>> _numerals("keeps a fortnight of events; the token is good for a quarter of an hour")
+    'keeps 2 weeks of events; the token is good for 15 minutes'
     """
     text = _DEGREES.sub(" degc", _THOUSANDS.sub("", text))
     if PREFILTER and text.isascii() and _COUNT_FIRST.isdisjoint(_RUNS.findall(text.lower())):
         return text  # no number word at all (a word of another script may match one without its case)
+    text = _PHRASE.sub(lambda m: _PHRASED[" ".join(m[1].lower().split())], text)
     return _SPELLED.sub(lambda m: _COUNT_WORDS[" ".join(m[1].lower().split())], text)
 
 
