@@ -321,7 +321,7 @@ def _supersede_by_hand(ctx: "Context", newer: str, older: str, at: str) -> None:
             step = ctx.store.get(step).superseded_by
         except NotFound:  # a successor purged since: the chain ends
             break
-    ctx.store.update_memory(older, {"superseded_by": newer}, at=at, op="supersede")
+    ctx.store.update_memory(older, {"superseded_by": newer}, at=at, op="supersede", reason="linked by hand")
 
 
 def unlink(ctx: "Context", a: str, b: str, *, kind: str | None = None) -> list[dict[str, Any]]:

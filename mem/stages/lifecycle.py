@@ -180,6 +180,19 @@ def prune(ctx: "Context", *, scope: str | None = None, dry_run: bool = False, li
                    "dry_run": dry_run}
 
 
+def _superseded(ctx: "Context", memory: "Memory") -> dict[str, Any]:
+    """For a superseded memory, ``{"superseded": {"by", "at", "reason"}}``: what replaced it, when and why
+    (the reason intake or a person gave, from the changelog; None for a supersession stored before reasons
+    were kept, or brought by a sync or an import that gave none)."""
+    from mem.store import lifecycle as sql
+
+    if not memory.superseded_by:
+        return {}
+    logged = sql.last_logged(ctx.store, memory.id, "supersede")
+    at, payload = logged if logged and logged[1].get("superseded_by") == memory.superseded_by else (None, {})
+    return {"superseded": {"by": memory.superseded_by, "at": at, "reason": payload.get("reason")}}
+
+
 def explain(ctx: "Context", memory: "Memory") -> dict[str, Any]:
     """Why a memory scores and moves as it does now: importance and activation parts, radius, policy."""
     from mem.store import lifecycle as sql
@@ -195,6 +208,7 @@ def explain(ctx: "Context", memory: "Memory") -> dict[str, Any]:
                     fans=sql.entity_fans(ctx.store, [rowid]).get(rowid, []))
     layer = policy.layer(memory.layer)
     return {
+        **_superseded(ctx, memory),
         "importance": result.importance.to_record(),
         "activation": result.activation.to_record(),
         "lifecycle": {

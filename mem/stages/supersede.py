@@ -172,10 +172,18 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         rivals = lookup(scope=scope, keys=keys, values=values, exclude=rowid, limit=CANDIDATES)
         for other_rowid, other in rivals:
             newer, older = _ordered(rowid, memory, other_rowid, other)
-            if _overlap(memory, other) and not _apart(newer.text, older.text) and supersedes(newer.text, older.text, newer.kind) \
-                    and _resolve(ctx, newer, older, superseded, kept) and older is memory:
+            pairs = _overlap(memory, other) and not _apart(newer.text, older.text) \
+                and supersedes(newer.text, older.text, newer.kind)
+            if pairs and _resolve(ctx, newer, older, superseded, kept, _asserted(pairs[0])) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
     return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after, pending)
+
+
+def _asserted(pair: tuple[Any, Any]) -> str:
+    """A rival assertion in words: "database of api: postgres -> mysql"."""
+    new, old = pair
+    values = f"{'' if old.polarity else 'not '}{old.value} -> {'' if new.polarity else 'not '}{new.value}"
+    return f"the same claim with another value ({old.attribute} of {old.subject}: {values})"
 
 
 def _close(neighbours: "Sequence[tuple[int, float]]") -> "list[tuple[int, float]]":
@@ -197,9 +205,11 @@ def _ordered(rowid: int, memory: "Memory", other_rowid: int, other: Any) -> tupl
     return other, memory
 
 
-def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept: "RivalRows | None" = None) -> bool:
+def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept: "RivalRows | None" = None,
+             reason: str = "") -> bool:
     """``newer`` supersedes ``older`` (appended to ``superseded``), or, when ``older`` is pinned, an
-    open ``contradicts`` edge; returns whether it was superseded. ``kept``: see ``check``."""
+    open ``contradicts`` edge; returns whether it was superseded. ``kept``: see ``check``; ``reason``: why,
+    in words, kept in the changelog for ``mem get --explain``."""
     from mem.store import lifecycle as sql
 
     at = ctx.now_iso()
@@ -208,7 +218,7 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept
             ctx.store.update_memory(newer.id, {"verification": "contradicted"}, at=at, op="contradict")
         return False
     sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="supersedes", at=at)
-    ctx.store.update_memory(older.id, {"superseded_by": newer.id}, at=at, op="supersede")
+    ctx.store.update_memory(older.id, {"superseded_by": newer.id}, at=at, op="supersede", reason=reason or None)
     if kept is not None:
         kept.superseded(older.id)
     superseded.append(older.id)
@@ -269,9 +279,11 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         sim = cosine.get(other_rowid, 0.0)
         corrected = reading is not None and corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN)
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
-        if corrected or ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
-                newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory)):
-            if _resolve(ctx, newer, older, superseded, kept) and older is memory:
+        restated = not corrected and ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
+            newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory))
+        if corrected or restated:
+            reason = f"a correction: {corrected}" if corrected else f"restated: {restated}"
+            if _resolve(ctx, newer, older, superseded, kept, reason) and older is memory:
                 break
         elif reading is not None and sim >= (NEIGHBOUR_MIN if reading.marked else CONTRADICTS_MIN) \
                 and corrections.related(reading, older.text):
@@ -366,7 +378,8 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
         if replaces.observed is not None:
             replaces.observed.append((memory.id, other.id, found, p))
         if p >= replaces.supersede_at():
-            _resolve(ctx, newer=memory, older=other, superseded=superseded, kept=kept)
+            _resolve(ctx, newer=memory, older=other, superseded=superseded, kept=kept,
+                     reason=f"judged a replacement by the pair model (p {p:.2f})")
         elif p >= replaces.CONTRADICTS:
             sql.add_edge(ctx.store, memory.id, other.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))

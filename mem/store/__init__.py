@@ -542,8 +542,10 @@ class Store:
         else:
             self.conn.execute(_INSERT_LOG, row)
 
-    def update_memory(self, memory_id: str, changes: dict[str, Any], *, at: str, op: str = "update") -> None:
-        """Change columns of one memory inside a write transaction, logging the change."""
+    def update_memory(self, memory_id: str, changes: dict[str, Any], *, at: str, op: str = "update",
+                      reason: str | None = None) -> None:
+        """Change columns of one memory inside a write transaction, logging the change (and ``reason``,
+        why it was made, when given: the changelog is where ``mem get --explain`` reads it)."""
         unknown = set(changes) - UPDATABLE
         if unknown:
             raise BadInput(f"cannot update field(s) {', '.join(sorted(unknown))}")
@@ -552,7 +554,7 @@ class Store:
         cursor = self.conn.execute(f"UPDATE memories SET {assignments} WHERE id = ?", [*stored.values(), memory_id])
         if cursor.rowcount == 0:
             raise NotFound(f"no memory {memory_id}", id=memory_id)
-        self.log(at, op, memory_id, None, changes)
+        self.log(at, op, memory_id, None, changes if reason is None else {**changes, "reason": reason})
 
     def _bump_vectors_epoch(self) -> None:
         # Warm in-RAM matrices (other processes too) reload when this changes: see store/vectors.py.

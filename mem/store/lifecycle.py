@@ -148,6 +148,13 @@ def add_edge(store: "Store", src: str, dst: str, *, layer: str, type: str, at: s
     return insert_edge(store, src, dst, layer, type, weight, at, origin)
 
 
+def last_logged(store: "Store", memory_id: str, op: str) -> tuple[str, dict[str, Any]] | None:
+    """``(at, payload)`` of the newest changelog row of ``op`` on ``memory_id``, or None."""
+    row = store.conn.execute("SELECT at, payload FROM changelog WHERE memory_id = ? AND op = ? ORDER BY seq DESC LIMIT 1",
+                             (memory_id, op)).fetchone()
+    return None if row is None else (str(row[0]), orjson.loads(row[1] or "{}"))
+
+
 def edges_from(store: "Store", memory_id: str, type: str) -> list[str]:
     return [r[0] for r in store.conn.execute("SELECT dst FROM edges WHERE src = ? AND type = ? ORDER BY dst",
                                              (memory_id, type))]

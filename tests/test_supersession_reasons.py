@@ -1,0 +1,53 @@
+"""Why a memory was hidden: ``mem get --explain`` on a superseded memory names what replaced it, when,
+and the reason intake (or the person who linked the two) gave. CLI through the real entry point."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import run_mem
+
+MINILM = {"MEM_EMBEDDER": "minilm"}
+
+
+def _add(text: str, day: int) -> dict:
+    done = run_mem("add", text, "--now", f"2026-05-0{day}T09:00:00Z", env=MINILM)
+    assert done.code == 0, done.stderr
+    return done.records[0]
+
+
+def _explained(memory_id: str) -> dict:
+    done = run_mem("get", "--explain", memory_id, "--json", "--now", "2026-05-09T00:00:00Z", env=MINILM)
+    assert done.code == 0, done.stderr
+    return done.records[0]["explain"]
+
+
+# (older, newer, words the reason must hold): each way intake decides
+REASONS = {
+    "assertion": ("CI runs on Jenkins.", "We moved CI to GitHub Actions.", ["same claim", "jenkins -> github actions"]),
+    "correction": ("Uploads are kept for 30 days before the sweeper deletes them.",
+                   "Correction: the upload sweeper keeps files 14 days, not 30.", ["a correction", "30"]),
+    "same_slot": ("The audit log holds 90 days of events.", "The audit log holds 180 days of events since the SOC 2 review.",
+                  ["same slot", "90 d -> 180 d"]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REASONS))
+def test_a_superseded_memory_says_what_replaced_it_and_why(name: str) -> None:
+    older, newer, words = REASONS[name]
+    first, second = _add(older, 1), _add(newer, 2)
+    assert second.get("supersedes") == [first["id"]]
+    superseded = _explained(first["id"])["superseded"]
+    assert superseded["by"] == second["id"] and superseded["at"].startswith("2026-05-02T09:00")
+    assert all(w in superseded["reason"] for w in words), superseded["reason"]
+    assert "superseded" not in _explained(second["id"])  # the live memory explains no supersession
+
+
+def test_a_supersession_by_hand_says_so_and_undoing_it_clears_it() -> None:
+    first = _add("The design review happens on Tuesdays.", 1)
+    second = _add("Lunch and learn sessions are on Fridays.", 2)
+    assert run_mem("graph", "link", second["id"], first["id"], "-t", "supersedes", env=MINILM).code == 0
+    assert _explained(first["id"])["superseded"] == {"by": second["id"], "at": _explained(first["id"])["superseded"]["at"],
+                                                     "reason": "linked by hand"}
+    assert run_mem("graph", "unlink", second["id"], first["id"], "-t", "supersedes", env=MINILM).code == 0
+    assert "superseded" not in _explained(first["id"])
