@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from mem.score.environment import NAMES, apart, elsewhere, environments
 from mem.stages import search, supersede
 from tests.conftest import run_mem
+from tests.tty import run_tty
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -62,6 +63,10 @@ def test_the_environment_a_question_names_goes_first(monkeypatch) -> None:
     assert "environment" not in hits[0]["why"]
     # the staging question: the staging row, which names its environment, first
     assert _page("how many nodes does the staging vespa content cluster have")[0]["id"] == staging["id"]
+    # on a terminal, the why cell of the staging row says it is about another environment
+    table = run_tty("search", "prod vespa content node count", "--now", "2026-05-05T00:00:00Z", columns=160, env=MINILM)
+    rows = [line for line in table.output.splitlines() if "other-env" in line]
+    assert table.code == 0 and len(rows) == 1 and "staging" in rows[0], table.output
 
 
 def test_a_newer_row_of_another_environment_is_no_current_value(monkeypatch) -> None:

@@ -28,7 +28,9 @@ _NARROW = frozenset({"rank", "score", "id", "kind", "layer", "status", "when", "
                      "direction", "finding", "phase", "action", "count", "size", "check", "ms"})
 _WIDE = ("text", "reason", "detail", "why", "fix", "label", "name")
 _CHANNEL_SHORT = {"semantic": "sem", "bm25": "bm", "entity": "ent", "temporal": "time", "community": "comm"}
-_MOVED = (("newer", ("contradicts", "current")), ("page", ("order",)))  # why's keys of the steps that move a hit up
+# why's keys of the steps that move a hit: up ('newer', 'page'), or down ('other-env': it names only other
+# deployment environments than the query)
+_MOVED = (("newer", ("contradicts", "current")), ("page", ("order",)), ("other-env", ("environment",)))
 
 
 def shown(value: Any) -> str:
@@ -73,8 +75,9 @@ def relative(value: Any, now: datetime) -> str:
 
 def compact_why(why: Any) -> str:
     """A hit's reasons in one short cell: each channel that found it and its rank there ('sem1 bm3'), then
-    why a step moved it up: 'newer' over an older memory it contradicts or changes, 'page' by the page
-    model (the whole reason is in the JSON's ``why``)."""
+    why a step moved it: up, 'newer' over an older memory it contradicts or changes, 'page' by the page
+    model; down, 'other-env' about another deployment environment than the query's (the whole reason is in
+    the JSON's ``why``)."""
     if not isinstance(why, dict):
         return ""
     parts = [f"{_CHANNEL_SHORT.get(name, name)}{info['rank']}" for name, info in why.items()
