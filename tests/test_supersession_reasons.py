@@ -51,3 +51,23 @@ def test_a_supersession_by_hand_says_so_and_undoing_it_clears_it() -> None:
                                                      "reason": "linked by hand"}
     assert run_mem("graph", "unlink", second["id"], first["id"], "-t", "supersedes", env=MINILM).code == 0
     assert "superseded" not in _explained(first["id"])
+
+
+def test_over_mcp_get_explains_a_supersession() -> None:
+    import anyio
+
+    from tests.test_mcp import mcp_client, text
+
+    first = _add("Uploads are kept for 30 days before the sweeper deletes them.", 1)
+    second = _add("Correction: the upload sweeper keeps files 14 days, not 30.", 2)
+
+    async def main() -> None:
+        async with mcp_client("--embedder", "minilm", "--now", "2026-05-09T00:00:00Z") as client:
+            plain = await client.call_tool("get", {"ids": first["id"]})
+            assert "explain" not in plain.structured_content["memories"][0]
+            got = await client.call_tool("get", {"ids": first["id"], "explain": True})
+            superseded = got.structured_content["memories"][0]["explain"]["superseded"]
+            assert superseded["by"] == second["id"] and superseded["reason"].startswith("a correction")
+            assert f"superseded by {second['id']}: a correction" in text(got)
+
+    anyio.run(main)

@@ -45,7 +45,8 @@ def memory_line(m: dict[str, Any]) -> str:
     if m.get("status") not in (None, "active"):
         flags.append(str(m["status"]))
     if m.get("superseded_by"):
-        flags.append(f"superseded by {m['superseded_by']}")
+        reason = ((m.get("explain") or {}).get("superseded") or {}).get("reason")
+        flags.append(f"superseded by {m['superseded_by']}" + (f": {reason}" if reason else ""))
     if m.get("pinned"):
         flags.append("pinned")
     tags = f" #{' #'.join(m['tags'])}" if m.get("tags") else ""

@@ -76,11 +76,20 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         return render.hits_result(hits, why=why, elsewhere=hint, elsewhere_counts=counts)
 
     @tool(READ)
-    async def get(ctx: Context, ids: Ids) -> Memories:
-        """Memories by id (or unique prefix of 4+ characters)."""
+    async def get(ctx: Context, ids: Ids, explain: bool = False) -> Memories:
+        """Memories by id (or unique prefix of 4+ characters). explain=true adds why each scores and moves as it
+        does, and for a superseded one what replaced it, when and why (explain.superseded)."""
         boundary = await engine.boundary(ctx)
-        found = await engine.call(lambda: memories.get(engine.ctx, boundary.resolve_all(engine.ctx.store, as_list(ids))))
-        return render.memories_result(found)
+
+        def found() -> list[Any]:
+            got = memories.get(engine.ctx, boundary.resolve_all(engine.ctx.store, as_list(ids)))
+            if not explain:
+                return got
+            from mem.stages.lifecycle import explain as explain_memory
+
+            return [{**m.to_record(), "explain": explain_memory(engine.ctx, m)} for m in got]
+
+        return render.memories_result(await engine.call(found))
 
     @tool(WRITE, idempotent=True)
     async def update(ctx: Context, id: str, text: str | None = None, kind: str | None = None, tags: list[str] | None = None,
