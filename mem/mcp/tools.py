@@ -77,8 +77,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
 
     @tool(READ)
     async def get(ctx: Context, ids: Ids, explain: bool = False) -> Memories:
-        """Memories by id (or unique prefix of 4+ characters). explain=true adds why each scores and moves as it
-        does, and for a superseded one what replaced it, when and why (explain.superseded)."""
+        """Memories by id or 4+ char prefix; explain=true: why (a superseded one: by what, why)."""
         boundary = await engine.boundary(ctx)
 
         def found() -> list[Any]:
