@@ -1,0 +1,50 @@
+"""A correction worded far from what it corrects: one that says what holds now ("... now", "no longer",
+"any more") and names the older's slot gets an open ``contradicts`` edge down to the cosine intake looks
+its neighbours up to, so search ranks it above the older for a question both answer (``why.contradicts``)
+and ``mem verify`` lists the pair. CLI through the real entry point, with the threshold as before too."""
+
+from __future__ import annotations
+
+import pytest
+
+from mem.stages import supersede
+from tests.conftest import run_mem
+
+MINILM = {"MEM_EMBEDDER": "minilm"}
+
+# (older, newer, question): MiniLM puts each pair below the rules' neighbour cosine (0.5)
+FAR = {
+    "push": ("Enrollment changes are pushed to Banner every quarter of an hour.",
+             "The Banner push doesn't run from cron any more: Ethos change notifications trigger it as they arrive.",
+             "what triggers the banner enrollment push"),
+    "nodes": ("The EKS web node group uses m6i.2xlarge instances.",
+              "Web node group: m7g.2xlarge (Graviton), now that libvips is rebuilt with NEON.",
+              "instance type of the web nodes"),
+}
+
+
+def _add(text: str, day: int) -> dict:
+    done = run_mem("add", text, "--now", f"2026-05-0{day}T09:00:00Z", env=MINILM)
+    assert done.code == 0, done.stderr
+    return done.records[0]
+
+
+@pytest.mark.parametrize("name", sorted(FAR))
+@pytest.mark.parametrize("far", [True, False], ids=["now", "before"])
+def test_a_far_correction_saying_what_holds_now_ranks_first(name: str, far: bool, monkeypatch) -> None:
+    if not far:
+        monkeypatch.setattr(supersede, "MARKED_CONTRADICTS_MIN", supersede.NEIGHBOUR_MIN)
+    older, newer, question = FAR[name]
+    first, second = _add(older, 1), _add(newer, 2)
+    assert "supersedes" not in second  # too little of the older named to replace it outright
+    hits = run_mem("search", question, "--now", "2026-05-03T00:00:00Z", env=MINILM).records
+    order = [h["id"] for h in hits]
+    listed = run_mem("verify", "--now", "2026-05-03T00:00:00Z", env=MINILM).records
+    open_pair = any(r.get("finding") == "contradiction" and {r.get("id"), r.get("other")} == {first["id"], second["id"]}
+                    for r in listed)
+    if far:
+        assert order.index(second["id"]) < order.index(first["id"])
+        assert hits[order.index(second["id"])]["why"]["contradicts"]["over"] == first["id"]
+        assert open_pair, listed
+    else:
+        assert order.index(first["id"]) < order.index(second["id"]) and not open_pair
