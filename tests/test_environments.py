@@ -41,6 +41,12 @@ def test_rows_of_two_environments_stay_current(name: str, on: bool, monkeypatch)
     assert superseded is not on  # without the gate, the rules take the second row for an update
 
 
+def test_a_thing_gone_is_gone_in_every_environment() -> None:
+    first = _add("The integration suite runs against a live Stripe sandbox.", 1)
+    second = _add("The integration suite no longer runs against Stripe.", 2)
+    assert second.get("supersedes") == [first["id"]]
+
+
 def test_a_correction_in_one_environment_still_supersedes() -> None:
     first = _add("Staging Prometheus keeps 7 days of metrics.", 1)
     second = _add("Staging Prometheus retention was raised from 7 to 10 days.", 2)
