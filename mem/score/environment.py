@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 PRODUCTION = "production"
 IMPLICIT = True  # a text naming no environment holds for production
@@ -52,13 +53,14 @@ _WORD = re.compile(r"(?<![\w./#@-])(?:\w+-)*?(%s)(?:-\w+)*(?![\w/-])(?!\.\w)" % 
 _CODE = re.compile(r"`[^`]*`")  # a command names what it runs, not what the text holds for ("`pnpm dev`")
 
 
-def environments(text: str) -> set[str]:
+@lru_cache(maxsize=8192)  # intake asks of each candidate pair, search of each hit: texts recur
+def environments(text: str) -> frozenset[str]:
     """The environments ``text`` names, by whole word or whole hyphen-separated part, outside code spans.
     "dev" names one only before another word ("the dev cluster", "dev Loki"), and capitalized only at the
     start: "a backend dev", "Dev moves to CI" are people.
 
     >>> environments("Two approvals, one from a backend dev; Dev moves to CI."), environments("Dev Loki: 3 days")
-    (set(), {'development'})
+    (frozenset(), frozenset({'development'}))
     """
     text = _CODE.sub(" ", text or "")
     found = set()
@@ -68,7 +70,7 @@ def environments(text: str) -> set[str]:
                 (word == "Dev" and m.start() > 0) or not re.match(r"\s+\w|:", text[m.end():])):
             continue
         found.add(NAMES[word.lower()])
-    return found
+    return frozenset(found)
 
 
 def apart(a: str, b: str) -> bool:
@@ -92,7 +94,7 @@ def elsewhere(asked: str, text: str) -> bool:
     asked_for = environments(asked)
     if not asked_for:
         return False
-    named = environments(text) or ({PRODUCTION} if IMPLICIT else set())
+    named = environments(text) or (frozenset({PRODUCTION}) if IMPLICIT else frozenset())
     return bool(named) and not named & asked_for
 
 

@@ -89,7 +89,7 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
     """``may_pass[i][j]``: whether hit i may go above hit j. Not when j states a number the question
     ``asked`` names and i does not ("port 8017": the row of a table it asks about, whatever is newer),
     nor when i holds for another deployment environment than the question is about and j does not
-    (``mem.score.environment.elsewhere``: "Dev Loki keeps 3 days" for "how long does Loki keep logs"),
+    (``mem.score.environment.elsewhere``: "The staging Vespa cluster has 2 nodes" for "prod vespa node count"),
     nor when i is older than j and the two are close neighbours (cosine ``contradiction.NEAR``): of two
     memories about one thing, the model never puts the older first (the newer may be a correction
     intake did not read: "traffic enters through Envoy Gateway" after "the API gateway is Kong")."""
