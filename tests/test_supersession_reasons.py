@@ -1,5 +1,6 @@
 """Why a memory was hidden: ``mem get --explain`` on a superseded memory names what replaced it, when,
-and the reason intake (or the person who linked the two) gave. CLI through the real entry point."""
+and the reason intake (or the person who linked the two) gave; and a correction is never dropped as a near
+duplicate of what it corrects when it states another value. CLI (and MCP) through the real entry point."""
 
 from __future__ import annotations
 
@@ -71,3 +72,34 @@ def test_over_mcp_get_explains_a_supersession() -> None:
             assert f"superseded by {second['id']}: a correction" in text(got)
 
     anyio.run(main)
+
+
+# (older, newer): nearly the same words (MiniLM cosine .97-.99), another value: an update, never a duplicate
+NEAR_VALUES = {
+    "version": ("Coursebridge runs on Django 4.2 LTS.", "Coursebridge runs on Django 5.2 LTS."),
+    "capitals": ("Schema Registry compatibility for CDC subjects is BACKWARD.",
+                 "CDC subjects in Schema Registry use FULL compatibility."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEAR_VALUES))
+@pytest.mark.parametrize("on", [True, False])
+def test_a_near_duplicate_stating_another_value_is_kept(name: str, on: bool, monkeypatch) -> None:
+    from mem.stages import supersede
+
+    monkeypatch.setattr(supersede, "VALUES_APART", on)
+    older, newer = NEAR_VALUES[name]
+    first, second = _add(older, 1), _add(newer, 2)
+    if not on:  # as before: dropped as a near duplicate of what it corrects
+        assert second["status"] == "duplicate" and second["id"] == first["id"]
+        return
+    assert second["status"] == "added" and second["id"] != first["id"]
+    hits = run_mem("search", "which " + ("django release" if name == "version" else "compatibility mode for CDC subjects"),
+                   "--now", "2026-05-03T00:00:00Z", env=MINILM).records
+    assert hits[0]["id"] == second["id"]
+
+
+def test_a_restatement_with_the_same_values_is_still_a_duplicate() -> None:
+    first = _add("The API gateway listens on port 8443 behind the load balancer.", 1)
+    second = _add("The API gateway listens on port 8443, behind the load balancer.", 2)
+    assert second["status"] == "duplicate" and second["id"] == first["id"]
