@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mem.score.environment import NAMES, apart, elsewhere, environments
 from mem.stages import search, supersede
-from tests.conftest import run_mem
+from tests.conftest import added_on_day, pair_added_with, run_mem
 from tests.tty import run_tty
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
@@ -26,17 +26,13 @@ ROWS = {
 
 
 def _add(text: str, day: int) -> dict:
-    done = run_mem("add", text, "--now", f"2026-05-0{day}T09:00:00Z", env=MINILM)
-    assert done.code == 0, done.stderr
-    return done.records[0]
+    return added_on_day(text, day, MINILM)
 
 
 @pytest.mark.parametrize("name", sorted(ROWS))
 @pytest.mark.parametrize("on", [True, False])
 def test_rows_of_two_environments_stay_current(name: str, on: bool, monkeypatch) -> None:
-    monkeypatch.setattr(supersede, "ENVIRONMENTS", on)
-    older, newer = ROWS[name]
-    first, second = _add(older, 1), _add(newer, 2)
+    first, second = pair_added_with(monkeypatch, supersede, "ENVIRONMENTS", on, ROWS[name], MINILM)
     superseded = {r["id"]: r for r in run_mem("export").records}[first["id"]].get("superseded_by") == second["id"]
     assert superseded is not on  # without the gate, the rules take the second row for an update
 

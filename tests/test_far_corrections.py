@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from mem.stages import supersede
-from tests.conftest import run_mem
+from tests.conftest import added_on_day, run_mem
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
@@ -24,9 +24,7 @@ FAR = {
 
 
 def _add(text: str, day: int) -> dict:
-    done = run_mem("add", text, "--now", f"2026-05-0{day}T09:00:00Z", env=MINILM)
-    assert done.code == 0, done.stderr
-    return done.records[0]
+    return added_on_day(text, day, MINILM)
 
 
 @pytest.mark.parametrize("name", sorted(FAR))

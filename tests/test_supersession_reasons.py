@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_mem
+from tests.conftest import added_on_day, pair_added_with, run_mem
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
 
 
 def _add(text: str, day: int) -> dict:
-    done = run_mem("add", text, "--now", f"2026-05-0{day}T09:00:00Z", env=MINILM)
-    assert done.code == 0, done.stderr
-    return done.records[0]
+    return added_on_day(text, day, MINILM)
 
 
 def _explained(memory_id: str) -> dict:
@@ -87,9 +85,7 @@ NEAR_VALUES = {
 def test_a_near_duplicate_stating_another_value_is_kept(name: str, on: bool, monkeypatch) -> None:
     from mem.stages import supersede
 
-    monkeypatch.setattr(supersede, "VALUES_APART", on)
-    older, newer = NEAR_VALUES[name]
-    first, second = _add(older, 1), _add(newer, 2)
+    first, second = pair_added_with(monkeypatch, supersede, "VALUES_APART", on, NEAR_VALUES[name], MINILM)
     if not on:  # as before: dropped as a near duplicate of what it corrects
         assert second["status"] == "duplicate" and second["id"] == first["id"]
         return
