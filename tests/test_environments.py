@@ -37,6 +37,12 @@ def test_rows_of_two_environments_stay_current(name: str, on: bool, monkeypatch)
     assert superseded is not on  # without the gate, the rules take the second row for an update
 
 
+def test_the_same_said_of_another_environment_is_no_duplicate() -> None:
+    first = _add("Checkout service errors are reported to Sentry with full request payloads and user context in staging.", 1)
+    second = _add("Checkout service errors are reported to Sentry with full request payloads and user context in production.", 2)
+    assert second["status"] == "added" and second["id"] != first["id"] and "supersedes" not in second
+
+
 def test_a_thing_gone_is_gone_in_every_environment() -> None:
     first = _add("The integration suite runs against a live Stripe sandbox.", 1)
     second = _add("The integration suite no longer runs against Stripe.", 2)

@@ -464,11 +464,12 @@ def changes(memory: "Memory", other: Any) -> bool:
     """Whether the newer of two near duplicates corrects the older ("the free plan now allows 5 hours"
     after "... 2 hours"), or the two state other values at all ("Coursebridge runs on Django 5.2 LTS." after
     "... 4.2 LTS.", cosine .989; "FULL compatibility" after "... is BACKWARD"): then it is an update for
-    supersession to decide, not a duplicate to drop."""
+    supersession to decide, not a duplicate to drop; nor is the same said of two deployment environments
+    ("... user context in staging." / "... in production.", .952)."""
     from mem.enrich import corrections
 
-    if VALUES_APART and _values(memory.text) != _values(other.text):
-        return True
+    if VALUES_APART and _values(memory.text) != _values(other.text) or _apart(memory.text, other.text):
+        return True  # another value, or the same said of another deployment environment: a row of its own
     newer, older = (memory, other) if memory.created_at >= other.created_at else (other, memory)
     reading = corrections.read(newer.text, newer.kind)
     return reading is not None and corrections.corrects(reading, older.text, neighbour=True) is not None
