@@ -100,6 +100,9 @@ def test_the_judge_supersedes_at_its_superseding_probability(monkeypatch) -> Non
     older, newer = _added(OLDER_ETL, NEWER_ETL)
     assert newer["supersedes"] == [older["id"]]
     assert _open(newer["id"]) == []
+    # mem get --explain says the pair model replaced it, and how sure it was
+    explained = run_mem("get", "--explain", older["id"], "--json", "--now", "2026-03-21T09:00:00Z", env=MINILM).records[0]
+    assert explained["explain"]["superseded"]["reason"].startswith("judged a replacement by the pair model (p 0.")
     hits = run_mem("search", "when does the nightly ETL start", "--now", "2026-03-21T09:00:00Z", env=MINILM).records
     assert older["id"] not in [h["id"] for h in hits]
 

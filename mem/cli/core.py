@@ -208,9 +208,9 @@ def get(
     with open_context(db, now=now) as ctx:
         found = memories.get(ctx, ids)
         if explain:
-            from mem.stages.lifecycle import explain as explain_memory
+            from mem.stages.lifecycle import explained
 
-            found = [{**m.to_record(), "explain": explain_memory(ctx, m)} for m in found]
+            found = explained(ctx, found)
         table = use_table(fmt, json)
         if not table:
             emit(found, table=False)

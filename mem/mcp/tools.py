@@ -84,9 +84,9 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
             got = memories.get(engine.ctx, boundary.resolve_all(engine.ctx.store, as_list(ids)))
             if not explain:
                 return got
-            from mem.stages.lifecycle import explain as explain_memory
+            from mem.stages.lifecycle import explained
 
-            return [{**m.to_record(), "explain": explain_memory(engine.ctx, m)} for m in got]
+            return explained(engine.ctx, got)
 
         return render.memories_result(await engine.call(found))
 

@@ -7,7 +7,7 @@ config file (``[lifecycle]``, see ``mem.lifecycle.policy``) and the clock from `
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -191,6 +191,11 @@ def _superseded(ctx: "Context", memory: "Memory") -> dict[str, Any]:
     logged = sql.last_logged(ctx.store, memory.id, "supersede")
     at, payload = logged if logged and logged[1].get("superseded_by") == memory.superseded_by else (None, {})
     return {"superseded": {"by": memory.superseded_by, "at": at, "reason": payload.get("reason")}}
+
+
+def explained(ctx: "Context", memories: "Iterable[Memory]") -> list[dict[str, Any]]:
+    """Each memory's record with its ``explain`` (what ``mem get --explain`` and MCP ``get`` return)."""
+    return [{**m.to_record(), "explain": explain(ctx, m)} for m in memories]
 
 
 def explain(ctx: "Context", memory: "Memory") -> dict[str, Any]:

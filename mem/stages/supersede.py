@@ -249,9 +249,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     from mem.text import content_terms
 
     judged, neighbours = neighbours, _close(neighbours)
-    cosine = {other: sim for other, sim in neighbours}
-    wider = dict(judged)  # the cosines intake looked up beyond the rules' neighbours
-    candidates = list(cosine)
+    cosine = dict(judged)  # every neighbour intake looked up (the rules' close ones, and down to the judge's floor)
+    candidates = [other for other, _ in neighbours]
     incoming = corrections.read(memory.text, memory.kind)
     out_of_order, stored_after = kept.arrival(rowid) if kept is not None else \
         sql.arrival(ctx.store, rowid, memory.scope, memory.created_at, later=later, after=after)
@@ -282,7 +281,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
     if incoming is not None and incoming.marked:
         # what a correction saying what holds now may contradict, worded apart: its neighbours down to the
         # judge's floor, named, so eager and bulk intake (whose entity sharers differ) read the same ones
-        candidates += [r for r in wider if r not in cosine]
+        candidates += [r for r in cosine if r not in candidates]
     lookup = kept.corrections if kept is not None else partial(sql.correction_candidates, ctx.store)
     for other_rowid, other in lookup(rowid, memory.scope, candidates, limit=sharers):
         if other.kind in NOT_ASSERTED or other.id in superseded or not _overlap(memory, other):
@@ -304,8 +303,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
             reason = f"a correction: {corrected}" if corrected else f"restated: {restated}"
             if _resolve(ctx, newer, older, superseded, kept, reason) and older is memory:
                 break
-        elif reading is not None and (sim := max(sim, wider.get(other_rowid, 0.0))) >= (
-                MARKED_CONTRADICTS_MIN if reading.marked else CONTRADICTS_MIN) and corrections.related(reading, older.text):
+        elif reading is not None and sim >= (MARKED_CONTRADICTS_MIN if reading.marked else CONTRADICTS_MIN) \
+                and corrections.related(reading, older.text):
             sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts",
                          at=ctx.now_iso(), weight=round(sim, 4))
     if memory.id not in superseded:
