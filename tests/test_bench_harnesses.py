@@ -372,15 +372,15 @@ def test_current_whatif_scores_the_real_order_as_coding_memory_does(coding: Modu
 @pytest.mark.slow  # a set through intake with the ONNX model
 def test_page_order_reorders_its_pages_as_search_does(coding: ModuleType) -> None:
     """bench/page_order.py keeps each window with the step off; reordered by the shipped weights, its pages
-    gain what the coding bench's full configuration gains over its ablation (set b: +2 rank-1)."""
+    gain what the coding bench's full configuration gains over its ablation (set a)."""
     import numpy as np
 
     bench, benchlib = _bench_module("page_order"), _bench_module("benchlib")
     from mem.score import page_order
 
-    logged = bench.pages("b", "minilm")
+    logged = bench.pages("a", "minilm")
     configs = {name: benchlib.ablation_configs()[name] for name in ("full", "full-recency")}
-    data, queries = coding.SETS["b"]
+    data, queries = coding.SETS["a"]
     real = coding.evaluate(coding.read_jsonl(data), coding.read_jsonl(queries), configs, "minilm")
     n = len(coding.read_jsonl(queries))
     on, off = (real["results"][name]["all"] for name in ("full", "full-recency"))

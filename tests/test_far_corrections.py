@@ -46,3 +46,27 @@ def test_a_far_correction_saying_what_holds_now_ranks_first(name: str, far: bool
         assert open_pair, listed
     else:
         assert order.index(first["id"]) < order.index(second["id"]) and not open_pair
+
+
+# A correction that replaces what it corrects, and an older memory on the same subject it does not correct
+# (after bench set u): the correction's edge to that memory would put it over it for a question about it
+CART = ("We keep the enrollment cart server-side in the session rather than localStorage, so a student switching "
+        "devices mid-registration keeps their cart.",
+        "The enrollment cart front end uses jQuery 3.",
+        "Correction: the enrollment cart front end uses HTMX, not jQuery 3.")
+
+
+@pytest.mark.parametrize("one_target", [True, False], ids=["one-target", "before"])
+def test_a_correction_that_replaced_its_target_doubts_nothing_else(one_target: bool, monkeypatch) -> None:
+    monkeypatch.setattr(supersede, "ONE_TARGET", one_target)
+    session, jquery, correction = (_add(text, day) for day, text in enumerate(CART, start=1))
+    assert correction["supersedes"] == [jquery["id"]]
+    listed = run_mem("verify", "--now", "2026-05-04T00:00:00Z", env=MINILM).records
+    doubted = {r.get("other") for r in listed if r.get("finding") == "contradiction" and r.get("id") == correction["id"]}
+    hits = run_mem("search", "why does the enrollment cart live in the session", "--now", "2026-05-04T00:00:00Z",
+                   env=MINILM).records
+    if one_target:
+        assert not doubted and hits[0]["id"] == session["id"]
+    else:
+        assert doubted == {session["id"]}
+        assert hits[0]["id"] == correction["id"] and hits[0]["why"]["contradicts"]["over"] == session["id"]

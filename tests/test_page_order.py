@@ -95,18 +95,20 @@ def test_search_leaves_the_page_alone_with_an_embedder_it_was_not_fitted_on() ->
 
 
 MINILM = {"MEM_EMBEDDER": "minilm"}
-# (older, newer, question): both stay live (intake reads no correction), the fusion ranks the older first
+# (older, newer, question, when the newer was written; the older on 5 January): both stay live (intake reads
+# no correction, and puts no open contradicts edge between them), the fusion ranks the older first
 NEWER_ANSWERS = [
-    ("Deploys happen from Jenkins.", "Deploys go out from GitHub Actions since the CI migration.", "what deploys our services"),
+    ("Deploys happen from Jenkins.", "Deploys go out from GitHub Actions since the CI migration.", "what deploys our services",
+     "2026-03-05"),
     ("Staging database is a db.t3.medium.", "The staging Postgres instance was resized to db.r6g.large for the load tests.",
-     "what size is the staging database"),
+     "what size is the staging database", "2026-04-05"),
 ]
 
 
-@pytest.mark.parametrize("older,newer,asked", NEWER_ANSWERS)
-def test_the_newer_of_two_live_answers_goes_first_and_says_why(older: str, newer: str, asked: str) -> None:
+@pytest.mark.parametrize("older,newer,asked,written", NEWER_ANSWERS)
+def test_the_newer_of_two_live_answers_goes_first_and_says_why(older: str, newer: str, asked: str, written: str) -> None:
     records = [{"text": older, "scope": "p", "created_at": "2026-01-05T09:00:00Z"},
-               {"text": newer, "scope": "p", "created_at": "2026-03-05T09:00:00Z"}]
+               {"text": newer, "scope": "p", "created_at": f"{written}T09:00:00Z"}]
     done = run_mem("import", "-", input=jsonl(*records), env=MINILM)
     assert done.code == 0, done.stderr
     old_id, new_id = (r["id"] for r in done.records)
@@ -120,6 +122,18 @@ def test_the_newer_of_two_live_answers_goes_first_and_says_why(older: str, newer
     # on a terminal the why cell says the page model moved it
     table = run_tty("search", asked, "--scope", "p", columns=160, env=MINILM)
     assert table.code == 0 and re.search(r"\bpage\b", table.output), table.output
+
+
+@pytest.mark.parametrize("older,newer,asked,written", NEWER_ANSWERS)
+def test_a_newer_written_the_next_day_is_not_taken_for_the_current_truth(older: str, newer: str, asked: str,
+                                                                          written: str) -> None:
+    # the page model weighs how many days apart two hits were written, not only which is newer: the same
+    # pair a day apart is two notes of one time, and the closer to the question stays first
+    records = [{"text": older, "scope": "p", "created_at": "2026-01-05T09:00:00Z"},
+               {"text": newer, "scope": "p", "created_at": "2026-01-06T09:00:00Z"}]
+    old_id, new_id = (r["id"] for r in run_mem("import", "-", input=jsonl(*records), env=MINILM).records)
+    hits = run_mem("search", asked, "--json", "--scope", "p", env=MINILM).records
+    assert [h["id"] for h in hits] == [old_id, new_id] and not any("order" in h["why"] for h in hits)
 
 
 def test_a_question_naming_a_number_keeps_the_hit_stating_it_above_a_newer_one() -> None:
