@@ -25,7 +25,8 @@ PREFILTER = True
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_./*+#@-]*[a-z0-9+#*]|[a-z0-9]")
 _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
-_NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/[a-z]+)?)?")  # "30 seconds", "30s", "a 30-minute window"
+# "30 seconds", "30s", "a 30-minute window"; a unit ends its word ("6 m6i.xlarge nodes" are 6 of something, not 6 m)
+_NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/[a-z]+)?(?!\w))?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 # a unit's count in words: "ten minutes", "one week each", "half an hour"
 _COUNT_WORDS = {**NUMBER_WORDS, "one": "1", "half a": "0.5", "half an": "0.5"}
@@ -187,7 +188,7 @@ def typed(token: str) -> Setting | None:
 _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
 # A number with no unit of its own that opens a range ("from 60 to 120 seconds"): the unit and the
 # words before it are the range's.
-_RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%])")
+_RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%]+(?:/[a-z]+)?(?!\w))")
 _NAMED_NUMBER = re.compile(r"[a-z]-$")  # what ends right before a number that closes a name
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 # A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or

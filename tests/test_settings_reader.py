@@ -1,0 +1,41 @@
+"""The settings reader (``mem.enrich.settings``): a number's unit is a whole word, never the first letters
+of a name that follows the number ("6 m6i.xlarge nodes" are 6 of something, not 6 minutes; "16 H100 GPUs"
+not 16 hours), which would let a correction of a duration replace an instance count. Property tests."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mem.enrich.lexicon import UNITS
+from mem.enrich.settings import _settings
+
+units = st.sampled_from(sorted(u for u in UNITS if u.isalpha()))
+tails = st.from_regex(r"[0-9][a-z0-9]{0,4}(\.[a-z]{1,6})?", fullmatch=True)
+
+
+def _units(text: str) -> set[str]:
+    return {kind for (_, kind) in _settings(text, plain=True)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 999), units, tails)
+def test_a_name_starting_with_a_unit_is_no_unit(n: int, unit: str, tail: str) -> None:
+    read = _settings(f"The pool runs {n} {unit}{tail} nodes.", plain=True)
+    assert all(kind != UNITS[unit] for (_, kind) in read), read
+    assert any(value == float(n) for (value, _) in read), read  # the number is still read, as a count
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 999), units, st.sampled_from(["", " ", "-"]), st.sampled_from([".", ",", ";", " now.", ""]))
+def test_a_unit_that_ends_its_word_is_read(n: int, unit: str, gap: str, after: str) -> None:
+    if gap == "-" and not unit.isalpha():
+        return
+    assert UNITS[unit] in _units(f"The timeout is {n}{gap}{unit}{after}")
+
+
+def test_the_instances_of_the_bench_sets_are_counts() -> None:
+    assert _units("The prod EKS node group runs 6 m6i.xlarge nodes.") == {"#"}
+    assert _units("Kueue ClusterQueue cw-train has a quota of 16 H100 GPUs.") == {"#"}
+    assert {v for v, _ in _settings("AKS user pool went from 4 to 6 D8s_v5 nodes.", plain=True)} == {4.0, 6.0}
+    assert _units("AKS user pool went from 4 to 6 D8s_v5 nodes.") == {"#"}
