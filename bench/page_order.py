@@ -7,7 +7,7 @@ Usage::
 Each set's project grows through the real intake (``coding_memory.Project``) and every query runs
 through the real search with the page step off (``-recency``); the first ``page_order.WINDOW`` hits are
 kept with their features (``page_order.features``: place, cosine to the question from the stored vectors,
-age's place, length) and which may pass which (``page_order.passing``). A pairwise logistic regression learns gold over each other hit of the window
+age's place, length, days since the window's oldest and until its newest) and which may pass which (``page_order.passing``). A pairwise logistic regression learns gold over each other hit of the window
 (standardised features, L2). Prints, leaving one set out: each held-back set's rank-1 and ``above``
 (superseded queries whose stale memory outranks every gold one) with its pages reordered by the weights
 fitted on the other sets, against the real order, and those weights; then the totals. ``--fit`` also

@@ -6,8 +6,9 @@ question, two things decide which one a coding assistant's user meant and none o
 sees alone: the memory's own closeness to the question's meaning (the dense cosine, which the
 blend dilutes with BM25 and graph scores), and its age relative to the others on the page (of
 two memories about one thing, the newer one is usually the current truth, whether or not intake
-read it as a correction). :func:`reorder` scores each of the first ``WINDOW`` hits with a linear
-model of four page features (:func:`features`) and sorts them by it; the hits below keep their
+read it as a correction, the more so the more days lie between them). :func:`reorder` scores each
+of the first ``WINDOW`` hits with a linear model of six page features (:func:`features`) and sorts
+them by it; the hits below keep their
 places, and the scores stay in rank order.
 
 The weights are fitted by ``bench/page_order.py`` (a pairwise logistic regression, gold hit over
@@ -21,8 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from datetime import datetime, timezone
 from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, NamedTuple
 
 from mem.records import Hit
@@ -115,7 +116,7 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
     nor when i is older than j and the two are close neighbours (cosine ``contradiction.NEAR``): of two
     memories about one thing, the model never puts the older first (the newer may be a correction
     intake did not read: "traffic enters through Envoy Gateway" after "the API gateway is Kong"), nor
-    when an earlier step put j over i (``DECIDED``: an open contradiction, two values of one slot)."""
+    when an earlier step put j over i for a reason it may not overrule (``DECIDED``: an open contradiction)."""
     from mem.score.contradiction import NEAR, numbers_asked, numbers_held
     from mem.score.environment import elsewhere
 

@@ -396,7 +396,7 @@ CURRENT_FIRST = True
 
 
 def _recency(ctx: "Context", plan: Plan, hits: list[Hit], rowid_of: dict[str, int], vectors: dict[str, Any]) -> list[Hit]:
-    """The first hits ordered by the page model: closeness to the question, age among them, place
+    """The first hits ordered by the page model: closeness to the question, age among them, place, days apart
     (``mem.score.page_order``); only with the embedder whose cosines it was fitted on."""
     from mem.score.page_order import FITTED_FOR, WINDOW, reorder
 
