@@ -23,9 +23,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, NamedTuple
 
+from mem.enrich.timestamps import parse_datetime
 from mem.records import Hit
 
 if TYPE_CHECKING:
@@ -69,20 +69,12 @@ def features(hits: Sequence[Hit], cosines: Sequence[float],
     places = range(len(hits)) if places is None else places
     created = sorted(h.memory.created_at for h in hits)
     last = max(1, len(hits) - 1)
-    days = [_days(h.memory.created_at) for h in hits]
+    days = [parse_datetime(h.memory.created_at).timestamp() / 86400.0 for h in hits]
     oldest, newest = min(days, default=0.0), max(days, default=0.0)
     return [(math.log1p(place), float(cosine), created.index(h.memory.created_at) / last,
              math.log1p(len(h.memory.text.split())),
              math.log1p(day - oldest), math.log1p(newest - day))
             for place, h, cosine, day in zip(places, hits, cosines, days)]
-
-
-def _days(stamp: str) -> float:
-    """An ISO time as days since the epoch (a time without a zone is UTC, as intake writes them)."""
-    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp() / 86400.0
 
 
 def movable(hits: Sequence[Hit], vectors: Mapping[str, object]) -> list[int]:

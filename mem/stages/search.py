@@ -471,14 +471,24 @@ def _classify(ctx: "Context", plan: Plan) -> str:
                     entity_count=len(graph_channels.query_entities(ctx, plan)))
 
 
+def _best_texts(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, str]:
+    """The texts of the best ``SPEAKER_CANDIDATES`` of ``fused`` by rowid, each read from the store once per
+    query (the speaker and environment steps read the same best candidates, give or take a few)."""
+    best = sorted(fused, key=lambda r: (-fused[r], r))[:SPEAKER_CANDIDATES]
+    known: dict[int, str] = plan.memo.setdefault("texts", {})
+    unread = [r for r in best if r not in known]
+    if unread:
+        known.update((r, m.text) for r, m in ctx.store.by_rowids(unread).items())
+    return {r: known[r] for r in best if r in known}
+
+
 def _speaker(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
     """Speaker-aware matching (``mem.score.speaker``): when the query names one of the speakers of
     the best candidates, the other speakers' turns keep ``1 - SPEAKER_PENALTY`` of their relevance
     (``SPEAKER_PENALTIES`` per query type), and turns with no first-person word ``1 - SELF_PENALTY``."""
     from mem.score.speaker import speaker_factors, wanted_speakers
 
-    best = sorted(fused, key=lambda r: (-fused[r], r))[:SPEAKER_CANDIDATES]
-    texts = {r: m.text for r, m in ctx.store.by_rowids(best).items()}
+    texts = _best_texts(ctx, plan, fused)
     wanted = wanted_speakers(plan.query.text, texts)
     if not wanted:
         return fused
@@ -495,8 +505,7 @@ def _environment(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[in
 
     if not environments(plan.query.text):
         return fused
-    best = sorted(fused, key=lambda r: (-fused[r], r))[:SPEAKER_CANDIDATES]
-    found = factors(plan.query.text, {r: m.text for r, m in ctx.store.by_rowids(best).items()}, ENV_PENALTY)
+    found = factors(plan.query.text, _best_texts(ctx, plan, fused), ENV_PENALTY)
     plan.memo["environment_factors"] = found
     return {r: v * found.get(r, 1.0) for r, v in fused.items()}
 
