@@ -162,6 +162,15 @@ def test_forget_purge_deletes_for_good(backend: str) -> None:
     assert cli("get", kept["id"], "--json").records[0]["id"] == kept["id"]
 
 
+def test_purging_a_correction_frees_what_it_replaced(backend: str) -> None:
+    old = add("The audit log holds 90 days of events.")
+    fix = add("Correction: the audit log holds 187 days of events, not 90.")
+    assert fix.get("supersedes") == [old["id"]]
+    assert cli("forget", "--purge", fix["id"]).records[0]["restored"] == [old["id"]]
+    assert cli("get", old["id"], "--json").records[0]["superseded_by"] is None
+    assert "187" not in cli("export").stdout
+
+
 def test_mcp_tools_add_search_update_stats(backend: str) -> None:
     """The MCP server (built as serve-mcp builds it, connected in memory) on each backend."""
     import anyio

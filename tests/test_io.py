@@ -88,3 +88,31 @@ def test_import_rejects_malformed_links_naming_the_line(tmp_path: Path):
     result = run_mem("import", "-", input=jsonl(good, bad))
     assert result.code == 4 and "line 2" in result.error["message"] and "'to'" in result.error["message"]
     assert run_mem("list").records == []
+
+
+def test_a_supersession_keeps_its_reason_through_export_and_import(tmp_path: Path):
+    older = run_mem("add", "Uploads are kept for 30 days before the sweeper deletes them.",
+                    "--now", "2026-05-01T09:00:00Z").records[0]["id"]
+    newer = run_mem("add", "Correction: the upload sweeper keeps files 14 days, not 30.",
+                    "--now", "2026-05-02T09:00:00Z").records[0]
+    assert newer.get("supersedes") == [older]
+    exported = run_mem("export")
+    told = next(r for r in exported.records if r["id"] == older)["supersession"]
+    assert told["at"].startswith("2026-05-02T09:00") and "a correction" in told["reason"]
+
+    other = {"MEM_DB": str(tmp_path / "other.db")}
+    for _ in range(2):  # importing twice records the reason once
+        assert run_mem("import", "-", input=exported.stdout, env=other).code == 0
+    explained = run_mem("get", "--explain", older, "--json", env=other).records[0]["explain"]["superseded"]
+    assert explained == {"by": newer["id"], **told}
+    assert sorted(run_mem("export", env=other).records, key=lambda r: r["id"]) == \
+        sorted(exported.records, key=lambda r: r["id"])
+    assert "supersession" not in run_mem("get", older, "--json", env=other).records[0]["meta"]
+
+
+def test_import_rejects_a_malformed_supersession_naming_the_line(tmp_path: Path):
+    good = {"id": "01900000-0000-7000-8000-000000000001", "text": "Alice owns billing", "created_at": "2024-01-01T00:00:00Z"}
+    bad = {"id": "01900000-0000-7000-8000-000000000002", "text": "Bob owns search", "supersession": {"reason": 3}}
+    result = run_mem("import", "-", input=jsonl(good, bad))
+    assert result.code == 4 and "line 2" in result.error["message"] and "supersession" in result.error["message"]
+    assert run_mem("list").records == []

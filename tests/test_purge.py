@@ -82,3 +82,34 @@ def test_purge_names_the_merged_memories_that_may_still_hold_its_sentences(mem) 
     outcome = mem("forget", "--purge", original).records[0]
     assert outcome == {"record": "outcome", "id": original, "status": "purged", "merged_into": [merged]}
     assert mem("get", merged).code == 0
+
+
+def test_purging_a_correction_leaves_no_value_of_it_and_frees_what_it_replaced(mem) -> None:
+    """The reason intake kept for a supersession quotes the correction's values ("90 d -> 187 d"): it goes with
+    the correction. What the correction replaced is not left hidden behind a memory that no longer exists: it
+    is live again, or, in a chain A -> B -> C with B purged, superseded by C."""
+    db = Path(os.environ["MEM_DB"])
+    old = mem("add", "The audit log holds 90 days of events.", "--now", "2026-05-01T09:00:00Z").records[0]["id"]
+    fix = mem("add", "The audit log holds 187 days of events since the SOC 2 review.",
+              "--now", "2026-05-02T09:00:00Z").records[0]
+    assert fix.get("supersedes") == [old] and b"187" in _raw_bytes(db)
+
+    outcome = mem("forget", "--purge", fix["id"]).records[0]
+    assert outcome == {"record": "outcome", "id": fix["id"], "status": "purged", "restored": [old]}
+    assert b"187" not in _raw_bytes(db)
+    assert mem("get", old, "--json").records[0]["superseded_by"] is None
+    assert [h["id"] for h in mem("search", "audit log retention days").records][:1] == [old]
+    assert "superseded" not in mem("get", "--explain", old, "--json").records[0]["explain"]
+
+
+def test_purging_the_middle_of_a_chain_keeps_the_chain(mem) -> None:
+    first = mem("add", "The upload sweeper keeps files 30 days.").records[0]["id"]
+    middle = mem("add", "The upload sweeper keeps files 14 days.").records[0]["id"]
+    last = mem("add", "The upload sweeper keeps files 7 days.").records[0]["id"]
+    with Store.open(Path(os.environ["MEM_DB"])) as store, store.write():  # the chain, whatever intake made of it
+        for older, newer in ((first, middle), (middle, last)):
+            store.update_memory(older, {"superseded_by": newer}, at="2026-01-01T00:00:00Z", op="supersede")
+    assert "restored" not in mem("forget", "--purge", middle).records[0]
+    assert mem("get", first, "--json").records[0]["superseded_by"] == last
+    assert mem("get", "--explain", first, "--json").records[0]["explain"]["superseded"]["by"] == last
+    assert mem("forget", "--purge", last).records[0]["restored"] == [first]

@@ -106,6 +106,16 @@ def test_a_correction_arriving_through_sync_supersedes_what_it_corrects(pair: tu
     assert hits[0] == "Actually the billing service owner is Bob now" and "The billing service owner is Alice" not in hits
 
 
+def test_a_supersession_travels_with_its_reason(pair: tuple[str, str]) -> None:
+    here, other = pair
+    old, new = add(here, "Design reviews happen on Tuesdays"), add(here, "Lunch talks are on Fridays")
+    sync(here, other)
+    assert cli("graph", "link", new, old, "-t", "supersedes", "--db", other).code == 0
+    assert sync(here, other)["pulled"]["updated"] >= 1
+    explained = cli("get", "--explain", old, "--json", "--db", here).records[0]["explain"]["superseded"]
+    assert explained["by"] == new and explained["reason"] == "linked by hand"
+
+
 def test_an_interrupted_sync_resumes_without_duplicates(pair: tuple[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     from mem.stages import sync as stage
 

@@ -53,7 +53,7 @@ _EXPORTED = ("access_count", "importance", "surprise", "status", "verification",
 # Keys of records that other stages print (a hit, an outcome): never worth keeping in meta.
 _PIPELINE_KEYS = {"record", "id", "status", "score", "rank", "why", "line", "reason", "query_line", "links",
                   "content_hash", "updated_at", "access_count", "last_accessed_at", "importance",
-                  "surprise", "verification", "superseded_by", "source_hash", "structure"}
+                  "surprise", "verification", "superseded_by", "source_hash", "structure", "supersession"}
 
 
 @dataclass

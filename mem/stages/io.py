@@ -31,16 +31,22 @@ def export(ctx: "Context", *, scope: str | None = None, since: str | None = None
 
 
 def records_of(store: "Store", memories: list["Memory"]) -> list[dict[str, Any]]:
-    """Export records of ``memories``: each one's fields and the graph edges leaving it as ``links``."""
+    """Export records of ``memories``: each one's fields, the graph edges leaving it as ``links``, and for a
+    superseded one when and why it was superseded as ``supersession`` (``{"at", "reason"}``), so the
+    reason ``mem get --explain`` gives travels with it (import, sync)."""
     from mem.store.graph import outgoing
+    from mem.store.lifecycle import supersessions
 
     links = outgoing(store, [m.id for m in memories])
+    why = supersessions(store, memories)
     out = []
     for memory in memories:
         record = memory.to_record()
         if memory.id in links:
             record["links"] = [{"to": dst, "layer": layer, "type": kind, "weight": weight, "created_at": at,
                                 "origin": origin} for dst, layer, kind, weight, at, origin in links[memory.id]]
+        if memory.id in why:
+            record["supersession"] = why[memory.id]
         out.append(record)
     return out
 
@@ -58,16 +64,50 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
 
     records = list(records)
     edges = [edge for line, raw in records for edge in links_of(raw, ctx.now_iso(), line)]
-    stripped = [(line, {k: v for k, v in raw.items() if k != "links"}) for line, raw in records]
+    reasons = [(line, raw) for line, raw in records if supersession_of(raw, line)]
+    stripped = [(line, {k: v for k, v in raw.items() if k not in ("links", "supersession")}) for line, raw in records]
     dangling = _dangling(ctx, stripped)
     for outcome in add.run(ctx, stripped, add.AddOptions(redact=redact, bulk=bulk), keep_ids=True):
         if outcome.line in dangling and outcome.status in ("added", "superseded"):
             outcome.detail["warnings"] = [f"superseded_by {dangling[outcome.line]!r} names no memory in the input "
                                           "or the database: cleared, so the memory stays visible"]
         yield outcome
-    if edges:
+    if edges or reasons:
         with ctx.store.write():
             restore_edges(ctx.store, edges)
+            restore_supersessions(ctx.store, [raw for _, raw in reasons])
+
+
+def supersession_of(raw: dict[str, Any], line: int | None = None) -> dict[str, Any] | None:
+    """A record's exported ``supersession`` (``{"at", "reason"}``), or BadInput naming the line (checked
+    before any write); None when it has none."""
+    found = raw.get("supersession")
+    if found is None:
+        return None
+    if not isinstance(found, dict) or any(found.get(k) is not None and not isinstance(found[k], str)
+                                          for k in ("at", "reason")):
+        raise BadInput(f"line {line}: supersession must be an object whose 'at' and 'reason' are strings",
+                       line=line)
+    return found
+
+
+def restore_supersessions(store: "Store", records: Iterable[dict[str, Any]]) -> None:
+    """Inside a write transaction: the changelog of each stored memory that ``records`` (export records)
+    say was superseded, by the memory it is superseded by here, gets that supersession's time and reason
+    (``mem get --explain``), unless it has them already (importing twice logs once). A memory intake
+    superseded otherwise here keeps its own."""
+    from mem.store.lifecycle import supersessions
+
+    wanted = {raw["id"].lower(): raw for raw in records
+              if isinstance(raw.get("id"), str) and isinstance(raw.get("superseded_by"), str)}
+    stored = [m for m in map(store.get, sorted(store.existing_ids(wanted)))
+              if m.superseded_by == wanted[m.id]["superseded_by"].lower()]
+    logged = supersessions(store, stored)
+    for memory in stored:
+        told = wanted[memory.id]["supersession"]
+        if logged.get(memory.id, {}).get("reason") is None and told.get("reason") is not None:
+            store.log(told.get("at") or memory.updated_at, "supersede", memory.id, None,
+                      {"superseded_by": memory.superseded_by, "reason": told["reason"]})
 
 
 def _dangling(ctx: "Context", records: list[tuple[int, dict[str, Any]]]) -> dict[int, str]:

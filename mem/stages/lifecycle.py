@@ -182,15 +182,14 @@ def prune(ctx: "Context", *, scope: str | None = None, dry_run: bool = False, li
 
 def _superseded(ctx: "Context", memory: "Memory") -> dict[str, Any]:
     """For a superseded memory, ``{"superseded": {"by", "at", "reason"}}``: what replaced it, when and why
-    (the reason intake or a person gave, from the changelog; None for a supersession stored before reasons
-    were kept, or brought by a sync or an import that gave none)."""
+    (the reason intake, a person or the store it came from gave, from the changelog; None for a
+    supersession stored before reasons were kept, or brought by an import that gave none)."""
     from mem.store import lifecycle as sql
 
     if not memory.superseded_by:
         return {}
-    logged = sql.last_logged(ctx.store, memory.id, "supersede")
-    at, payload = logged if logged and logged[1].get("superseded_by") == memory.superseded_by else (None, {})
-    return {"superseded": {"by": memory.superseded_by, "at": at, "reason": payload.get("reason")}}
+    logged = sql.supersessions(ctx.store, [memory]).get(memory.id, {"at": None, "reason": None})
+    return {"superseded": {"by": memory.superseded_by, **logged}}
 
 
 def explained(ctx: "Context", memories: "Iterable[Memory]") -> list[dict[str, Any]]:

@@ -99,10 +99,12 @@ def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> l
         with secure_deletes(ctx.store):
             with ctx.store.write():
                 for memory_id in ids:
-                    merged_into = ctx.store.delete_memory(memory_id, at=at)
-                    # Consolidation's merges are memories of their own: say where its sentences may live on.
+                    merged_into, restored = ctx.store.delete_memory(memory_id, at=at)
+                    # Consolidation's merges are memories of their own: say where its sentences may live on;
+                    # and which memories it had superseded are live again, nothing left to replace them.
                     out.append({"record": "outcome", "id": memory_id, "status": "purged",
-                                **({"merged_into": merged_into} if merged_into else {})})
+                                **({"merged_into": merged_into} if merged_into else {}),
+                                **({"restored": restored} if restored else {})})
                 optimize_fts(ctx.store)
             scrub_wal(ctx.store)
         return out

@@ -7,7 +7,8 @@ each changed memory over whole, as an export record with its links:
 - a memory the destination lacks goes in through import (the intake path: a correction that
   arrives this way supersedes what it corrects, exactly as when added here);
 - a memory the destination has and did not change since the previous sync takes the source's
-  version (a new text is re-embedded with the destination's embedder);
+  version (a new text is re-embedded with the destination's embedder; a supersession keeps the time
+  and reason the source recorded, for ``mem get --explain``);
 - a memory changed on both sides keeps the newer version (``updated_at``; ties: the larger store
   id) and records the other in a ``conflict`` changelog row that ``mem verify`` reports until the
   memory is changed again here;
@@ -155,7 +156,7 @@ def _unlink(src: "Context", dst: "Context", removed: list[Any], counts: dict[str
 
 def _overwrite(dst: "Context", theirs: dict[str, Any], ours: dict[str, Any]) -> None:
     """Give the destination's copy the source's version of the synced fields, its scope and its links."""
-    from mem.stages.io import links_of
+    from mem.stages.io import links_of, restore_supersessions
     from mem.store.graph import restore_edges
     from mem.store.scopes import move_memories
 
@@ -173,6 +174,8 @@ def _overwrite(dst: "Context", theirs: dict[str, Any], ours: dict[str, Any]) -> 
             move_memories(store, [rowid], theirs["scope"], at=theirs["updated_at"])
         if changes:
             store.update_memory(theirs["id"], changes, at=theirs["updated_at"], op="sync")
+            if changes.get("superseded_by") and theirs.get("supersession"):  # why, as the source told it
+                restore_supersessions(store, [theirs])
         if vector is not None:
             store.put_vector(rowid, theirs["scope"], vector, replace=True, tokens=tokens)
         restore_edges(store, links_of(theirs, dst.now_iso()))

@@ -601,14 +601,16 @@ class Store:
             block = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
             yield [int(r[0]) for r in rows], [r[1] for r in rows], block
 
-    def delete_memory(self, memory_id: str, *, at: str) -> list[str]:
+    def delete_memory(self, memory_id: str, *, at: str) -> tuple[list[str], list[str]]:
         """Inside a write txn opened under ``purge.secure_deletes``: the memory and every copy of its text go;
-        returns the memories consolidation merged it into (kept)."""
+        returns the memories consolidation merged it into (kept) and those it had superseded that are live
+        again (``purge.release``)."""
         from mem.store import ann, purge
 
         self._bump_vectors_epoch()
         ann.discard(self)  # the saved HNSW graph holds an int8 copy of every vector
-        return purge.purge_memory(self, memory_id, at=at)
+        restored = purge.release(self, memory_id, at=at)
+        return purge.purge_memory(self, memory_id, at=at), restored
 
     def bump_access(self, rowids: Sequence[int], at: str) -> None:
         """Best effort: count a retrieval. Never waits long and never raises (a search must not fail on it)."""

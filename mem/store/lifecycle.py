@@ -148,11 +148,21 @@ def add_edge(store: "Store", src: str, dst: str, *, layer: str, type: str, at: s
     return insert_edge(store, src, dst, layer, type, weight, at, origin)
 
 
-def last_logged(store: "Store", memory_id: str, op: str) -> tuple[str, dict[str, Any]] | None:
-    """``(at, payload)`` of the newest changelog row of ``op`` on ``memory_id``, or None."""
-    row = store.conn.execute("SELECT at, payload FROM changelog WHERE memory_id = ? AND op = ? ORDER BY seq DESC LIMIT 1",
-                             (memory_id, op)).fetchone()
-    return None if row is None else (str(row[0]), orjson.loads(row[1] or "{}"))
+def supersessions(store: "Store", memories: Iterable[Memory]) -> dict[str, dict[str, Any]]:
+    """``{"at", "reason"}`` of the supersession of each of the superseded ``memories``: the newest
+    ``supersede`` changelog row naming the memory that replaced it now (what intake, a person or a sync
+    recorded; a reason None when none was given). A memory whose row names another, or that has none
+    (superseded before reasons were kept), is left out."""
+    by = {m.id: m.superseded_by for m in memories if m.superseded_by}
+    wanted, found = list(by), {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        for memory_id, at, payload in store.conn.execute(
+                f"SELECT memory_id, at, payload FROM changelog WHERE memory_id IN ({','.join('?' * len(chunk))}) "
+                "AND op = 'supersede' ORDER BY seq", chunk):
+            found[str(memory_id)] = (str(at), orjson.loads(payload or "{}"))
+    return {memory_id: {"at": at, "reason": payload.get("reason")} for memory_id, (at, payload) in found.items()
+            if payload.get("superseded_by") == by[memory_id]}
 
 
 def edges_from(store: "Store", memory_id: str, type: str) -> list[str]:

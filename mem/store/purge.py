@@ -12,7 +12,10 @@ So a purge
    test checks the chunk);
 4. deletes the row (FTS entries, vectors, token states, edges, entity links and assertions follow through triggers
    and foreign keys), entities no other memory mentions, and every changelog payload of the memory,
-   keeping one tombstone: the id and the time;
+   keeping one tombstone: the id and the time; and the changelog rows telling why it superseded other
+   memories (their reasons quote its values: "same slot, 90 d -> 180 d"). A memory it superseded is not
+   left pointing at nothing, hidden for good: it takes what superseded the purged memory, if anything
+   did, else it is live again (``release``);
 5. after the commit, checkpoints the WAL into the file and truncates it (``scrub_wal``).
 """
 
@@ -73,6 +76,31 @@ def purge_memory(store: "Store", memory_id: str, *, at: str) -> list[str]:
     store.conn.execute("INSERT INTO changelog(at, op, memory_id, author, payload) VALUES (?, 'purge', ?, NULL, '{}')",
                        (at, memory_id))
     return merged_into
+
+
+def release(store: "Store", memory_id: str, *, at: str) -> list[str]:
+    """Inside the purge's write txn, before ``purge_memory``: the memories ``memory_id`` superseded take what
+    superseded it (the chain A -> B -> C stays a chain when B goes), or, when nothing did, are live again;
+    the changelog rows that told why it superseded them go. Returns the ids made live again."""
+    from mem.store import lifecycle
+
+    row = store.conn.execute("SELECT superseded_by FROM memories WHERE id = ?", (memory_id,)).fetchone()
+    successor = row[0] if row else None
+    replaced = [str(r[0]) for r in store.conn.execute(
+        "SELECT id FROM memories WHERE superseded_by = ? ORDER BY rowid", (memory_id,))]
+    restored = []
+    for older in replaced:
+        store.conn.execute("DELETE FROM changelog WHERE memory_id = ? AND op = 'supersede' "
+                           "AND json_extract(payload, '$.superseded_by') = ?", (older, memory_id))
+        if successor and successor != older:
+            store.update_memory(older, {"superseded_by": successor}, at=at, op="supersede",
+                                reason=f"what replaced it ({memory_id}) was purged; {successor} had replaced that")
+            lifecycle.add_edge(store, successor, older, layer="lifecycle", type="supersedes", at=at)
+        else:
+            store.update_memory(older, {"superseded_by": None}, at=at, op="unsupersede",
+                                reason=f"what replaced it ({memory_id}) was purged")
+            restored.append(older)
+    return restored
 
 
 def optimize_fts(store: "Store") -> None:
