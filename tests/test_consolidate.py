@@ -179,3 +179,22 @@ def test_near_clusters_need_every_pair_close() -> None:
     assert near_clusters(chain, near=0.9) == []
     tight = np.stack([np.cos(np.radians([0, 5, 9])), np.sin(np.radians([0, 5, 9]))], axis=1).astype(np.float32)
     assert near_clusters(tight, near=0.9) == [[0, 1, 2]]
+
+
+def test_compress_never_folds_two_values_of_one_setting_into_one_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Near duplicates stating different values are an update intake missed (or rows of one table), not one
+    fact: merged, one memory would state both as current. Those that only add a fact to another still merge."""
+    from mem.stages import supersede
+
+    pool = "The kestrel-big runner pool for the heavy CI jobs on the self-hosted Hetzner machines is {} machines."
+    texts = [pool.format(20), pool.format(16), pool.format(20) + " Checked today.", pool.format(20) + " Per the wiki."]
+    with monkeypatch.context() as missed:  # as if intake had read no update among them
+        missed.setattr(supersede, "check", lambda ctx, rowid, memory, found=None, **kw: [])
+        added = run_mem("add", "--keep-near", "-", "--now", T0, input=jsonl(*({"text": t, "created_at": T0} for t in texts)))
+    assert [r["status"] for r in added.records] == ["added"] * 4 and not any("supersedes" in r for r in added.records)
+    merges = [r for r in consolidate("--phase", "compress") if r.get("action") == "merge"]
+    assert len(merges) == 1 and len(merges[0]["derived_from"]) == 3
+    merged = run_mem("get", merges[0]["id"]).records[0]["text"]
+    assert "20 machines" in merged and "16" not in merged
+    live = [m["text"] for m in run_mem("list", "--json", "--limit", "50").records if m["status"] == "active"]
+    assert sorted(live) == sorted([merged, pool.format(16)])

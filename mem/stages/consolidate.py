@@ -40,6 +40,7 @@ from mem.errors import BadInput, MemError
 if TYPE_CHECKING:
     import numpy as np
 
+    from mem.records import Memory
     from mem.stages.context import Context
 
 PHASES = ("replay", "reorganize", "compress", "prune")
@@ -539,7 +540,7 @@ def _merge(ctx: "Context", state: _Run, stats: dict[str, Any], rowids: list[int]
 
     options = state.options
     found = ctx.store.by_rowids(rowids)
-    originals = sorted((found[r] for r in rowids if r in found), key=lambda m: (m.created_at, m.id))
+    originals = _agreeing(sorted((found[r] for r in rowids if r in found), key=lambda m: (m.created_at, m.id)))
     if len(originals) < MIN_CLUSTER:
         return None
     texts = [m.text for m in originals]
@@ -589,6 +590,25 @@ def _merge(ctx: "Context", state: _Run, stats: dict[str, Any], rowids: list[int]
     stats["merged"] += len(originals)
     record.update(id=outcome.id, status=outcome.status)
     return record
+
+
+def _agreeing(originals: "list[Memory]") -> "list[Memory]":
+    """The members of a cluster a merge may fold into one: oldest first, each whose stated values (numbers,
+    versions, names in capitals, code: ``supersede.stated_values``) include, or are included in, those of
+    every member kept before it, and that holds for the same deployment environments. Two near duplicates
+    each stating a value the other does not ("The kestrel-big pool is 20 machines." / "... 16 machines.")
+    are an update or two rows of one table: merged, one memory would claim both at once and which is
+    current would be lost. Intake keeps them apart for the same reason (``supersede.changes``); one adding a
+    fact to the other ("... Owner: Dana.", "... It keeps 14 daily snapshots.") merges."""
+    from mem.stages.supersede import apart, stated_values
+
+    kept: list[tuple[Memory, frozenset[str]]] = []
+    for memory in originals:
+        values = stated_values(memory.text)
+        if all((values <= theirs or theirs <= values) and not apart(memory.text, other.text)
+               for other, theirs in kept):
+            kept.append((memory, values))
+    return [memory for memory, _ in kept]
 
 
 def _llm_merge(ctx: "Context", texts: list[str], llm: str) -> tuple[str | None, str | None]:

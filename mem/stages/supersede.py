@@ -125,11 +125,11 @@ def _protected(older: "Memory", newer: "Memory") -> bool:
     return older.pinned
 
 
-def _apart(a: str, b: str) -> bool:
+def apart(a: str, b: str) -> bool:
     """Whether two texts hold for different deployment environments (``ENVIRONMENTS``)."""
-    from mem.score.environment import apart
+    from mem.score import environment
 
-    return ENVIRONMENTS and apart(a, b)
+    return ENVIRONMENTS and environment.apart(a, b)
 
 
 def _overlap(a: "Memory", b: "Memory") -> bool:
@@ -188,7 +188,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         rivals = lookup(scope=scope, keys=keys, values=values, exclude=rowid, limit=CANDIDATES)
         for other_rowid, other in rivals:
             newer, older = _ordered(rowid, memory, other_rowid, other)
-            pairs = _overlap(memory, other) and not _apart(newer.text, older.text) \
+            pairs = _overlap(memory, other) and not apart(newer.text, older.text) \
                 and supersedes(newer.text, older.text, newer.kind)
             if pairs and _resolve(ctx, newer, older, superseded, kept, _asserted(pairs[0])) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
@@ -299,7 +299,7 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # rows of two environments, unless the newer says the thing is gone with nothing in its place: that
         # holds wherever it ran ("The integration suite no longer runs against Stripe" after "... runs
         # against a live Stripe sandbox")
-        if _apart(memory.text, other.text) and not (reading is not None and reading.old and not reading.new
+        if apart(memory.text, other.text) and not (reading is not None and reading.old and not reading.new
                                                     and not reading.settings):
             continue
         sim = cosine.get(other_rowid, 0.0)
@@ -393,7 +393,7 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
 
     # a memory about another deployment environment is a row beside this one, never what it replaces
     judged = [i for i, (r, _, other) in enumerate(olders)
-              if other.id not in superseded and only in (None, r) and not _apart(memory.text, other.text)]
+              if other.id not in superseded and only in (None, r) and not apart(memory.text, other.text)]
     around = replaces.around([(other.created_at, sim) for _, sim, other in olders])
     pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other, around[i])
              for i, best_other in zip(judged, _best_others(olders, judged, replaces.FLOOR)) for _, sim, other in [olders[i]]]
@@ -479,7 +479,7 @@ def changes(memory: "Memory", other: Any) -> bool:
     ("... user context in staging." / "... in production.", .952)."""
     from mem.enrich import corrections
 
-    if VALUES_APART and _values(memory.text) != _values(other.text) or _apart(memory.text, other.text):
+    if VALUES_APART and stated_values(memory.text) != stated_values(other.text) or apart(memory.text, other.text):
         return True  # another value, or the same said of another deployment environment: a row of its own
     newer, older = (memory, other) if memory.created_at >= other.created_at else (other, memory)
     reading = corrections.read(newer.text, newer.kind)
@@ -494,11 +494,11 @@ VALUES_APART = True
 _VALUE_TOKEN = re.compile(r"`[^`]+`|[^\W_]*\d[\w.:/-]*|\b[A-Z][A-Z0-9_]+\b")
 
 
-def _values(text: str) -> frozenset[str]:
+def stated_values(text: str) -> frozenset[str]:
     """What ``text`` states as values: numbers and names with a digit (numbers spelled out as digits
     first: "ten minutes" is "10 minutes"), words in capitals, code spans.
 
-    >>> sorted(_values("Coursebridge runs on Django 5.2 LTS.")), sorted(_values("CDC subjects use FULL compatibility"))
+    >>> sorted(stated_values("Coursebridge runs on Django 5.2 LTS.")), sorted(stated_values("CDC subjects use FULL compatibility"))
     (['5.2', 'LTS'], ['CDC', 'FULL'])
     """
     from mem.enrich.settings import _numerals
