@@ -171,6 +171,16 @@ def test_purging_a_correction_frees_what_it_replaced(backend: str) -> None:
     assert "187" not in cli("export").stdout
 
 
+def test_verify_gives_a_correction_back_its_confidence_once_its_contradiction_closes(backend: str) -> None:
+    old = add("The audit log holds 90 days of events.", "--pin", "--now", "2026-01-01T00:00:00Z")
+    new = add("Correction: the audit log holds 180 days of events, not 90.", "--now", "2026-01-02T00:00:00Z")
+    assert cli("verify", "--now", "2026-01-03T00:00:00Z").code == 7
+    assert cli("get", new["id"], "--json").records[0]["confidence"] == pytest.approx(0.3)
+    assert cli("forget", "--purge", old["id"]).code == 0
+    assert cli("verify", "--now", "2026-01-04T00:00:00Z").records[-1]["resolved"] == 1
+    assert cli("get", new["id"], "--json").records[0]["confidence"] == 1.0
+
+
 def test_mcp_tools_add_search_update_stats(backend: str) -> None:
     """The MCP server (built as serve-mcp builds it, connected in memory) on each backend."""
     import anyio

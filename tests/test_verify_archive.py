@@ -6,6 +6,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import jsonl, run_mem
 
 T0 = "2026-01-01T00:00:00Z"
@@ -129,3 +131,38 @@ def test_archive_by_policy_applies_the_rules_now() -> None:
     assert "archived" in result.stderr
     dry = run_mem("archive", "--now", "2026-04-01T00:00:00Z")
     assert [r for r in dry.records if r["id"] == factual] == []
+
+
+def _contradicted_pair() -> tuple[str, str]:
+    """A pinned fact and a correction of it: intake cannot supersede the pinned one, so the correction is
+    marked contradicted (an open conflict)."""
+    old = add("The audit log holds 90 days of events.", "--pin")
+    new = run_mem("add", "--now", "2026-01-02T00:00:00Z", "Correction: the audit log holds 180 days of events, not 90.")
+    assert new.code == 0 and "supersedes" not in new.records[0]
+    new_id = new.records[0]["id"]
+    assert run_mem("get", new_id).records[0]["verification"] == "contradicted"
+    return old, new_id
+
+
+def _closed_by(how: str, old: str, new: str) -> None:
+    if how == "unlink":
+        assert run_mem("graph", "unlink", new, old, "--type", "contradicts").code == 0
+    elif how == "forget":
+        assert run_mem("update", old, "--unpin").code == 0 and run_mem("forget", old).code == 0
+    else:
+        assert run_mem("forget", "--purge", old).code == 0
+
+
+@pytest.mark.parametrize("how", ["unlink", "forget", "purge"])
+def test_a_correction_is_not_held_down_once_its_contradiction_closes(how: str) -> None:
+    old, new = _contradicted_pair()
+    first = run_mem("verify", "--now", "2026-01-03T00:00:00Z", "--scope", "*")
+    assert first.code == 7 and [r["id"] for r in first.records if r.get("finding") == "contradiction"] == [new]
+    assert run_mem("get", new).records[0]["confidence"] == pytest.approx(0.3)  # HaluMem's factor for a conflict
+
+    _closed_by(how, old, new)
+    closed = run_mem("verify", "--now", "2026-01-04T00:00:00Z", "--scope", "*")
+    assert closed.code == 0 and closed.records[-1]["resolved"] == 1 and closed.records[-1]["contradictions"] == 0
+    memory = run_mem("get", new).records[0]
+    assert memory["verification"] == "unverified" and memory["confidence"] == 1.0
+    assert run_mem("verify", "--now", "2026-01-04T00:00:00Z", "--scope", "*").records[-1]["resolved"] == 0

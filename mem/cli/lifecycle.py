@@ -92,7 +92,7 @@ def verify(
         emit(records(), table=use_table(fmt, json), ctx=ctx)
     _stderr(f"verify: {summary.get('checked', 0)} checked, {summary.get('verified', 0)} verified, "
             f"{summary.get('stale', 0)} stale, {summary.get('missing', 0)} missing, "
-            f"{summary.get('contradictions', 0)} contradictions, "
+            f"{summary.get('contradictions', 0)} contradictions ({summary.get('resolved', 0)} closed since), "
             f"{summary.get('scope_conflicts', 0)} conflicts with global, {summary.get('decayed', 0)} decayed", quiet)
     if summary.get("problems"):
         raise CheckFailed(f"verify found {summary['problems']} problem(s)", problems=summary["problems"])

@@ -15,7 +15,10 @@ contradicted ones (an open conflict) by their state, whatever their layer and ag
     (the exponential only for layers 3-4 past ``older_than_days``, else 1)
 
 with factor 0.7 if stale, 0.3 if contradicted (HaluMem), 1 otherwise: a cap that depends only on age
-and state, so running verify twice at the same instant changes nothing.
+and state, so running verify twice at the same instant changes nothing. A memory marked contradicted
+whose contradiction has closed since (what it contradicted was superseded, archived or purged, or the
+edge removed by hand) is unverified again, with the confidence it had before the contradiction lowered
+it (``resolved`` in the summary): the conflict is over, and a correction is not held down for it.
 Findings (problems only) are yielded one per line, then one ``summary`` record.
 """
 
@@ -171,6 +174,7 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
         counts["scope_conflicts"] += 1
         yield finding
     yield from _sync_conflicts(store, scope, ids, counts)
+    counts["resolved"] = _reopen(ctx, scope, ids, at)
     before = format_datetime(now - timedelta(days=older_than_days))
     last = 0
     while True:
@@ -188,9 +192,37 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
         if lowered:
             with store.write():
                 sql.set_confidence(store, lowered)
+                for rowid, value in lowered:  # what a contradiction took, given back when it closes (``_reopen``)
+                    memory = next(m for r, m in rows if r == rowid)
+                    if memory.verification == "contradicted":
+                        store.log(at, "verify", memory.id, None, {"confidence": value,
+                                                                  "confidence_before": memory.confidence})
             counts["decayed"] += len(lowered)
     problems = counts["stale"] + counts["missing"] + counts["contradictions"] + counts["sync_conflicts"]
     yield {"record": "summary", "command": "verify", **counts, "problems": problems}
+
+
+def _reopen(ctx: "Context", scope: str | None, ids: Sequence[str] | None, at: str) -> int:
+    """Memories marked ``contradicted`` whose contradiction closed (what they contradicted was superseded,
+    archived or purged, or a person removed the edge) are ``unverified`` again, with the confidence they
+    had before verify lowered it for the contradiction: a correction is not held down for a conflict that
+    is over. Returns how many."""
+    from mem.store import lifecycle as sql
+
+    store, count, last = ctx.store, 0, 0
+    while True:
+        rows = sql.closed_contradictions(store, scope=scope, ids=ids, after_rowid=last, limit=BATCH)
+        if not rows:
+            return count
+        last = rows[-1][0]
+        with store.write():
+            for _, memory in rows:
+                changes: dict[str, Any] = {"verification": "unverified"}
+                before = sql.confidence_before_contradiction(store, memory.id)
+                if before is not None and before > memory.confidence:
+                    changes["confidence"] = before
+                store.update_memory(memory.id, changes, at=at, op="verify", reason="its contradiction is closed")
+        count += len(rows)
 
 
 def _sync_conflicts(store: Any, scope: str | None, ids: Sequence[str] | None,

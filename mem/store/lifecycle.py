@@ -608,6 +608,29 @@ def decay_candidates(store: "Store", *, scope: str | None, ids: Sequence[str] | 
     return _scoped_batch(store, sql, [after_rowid, created_before], scope=scope, ids=ids, limit=limit)
 
 
+def closed_contradictions(store: "Store", *, scope: str | None, ids: Sequence[str] | None, after_rowid: int,
+                          limit: int) -> list[tuple[int, Memory]]:
+    """Memories marked ``contradicted`` that are the newer side of no open contradiction any more: what they
+    contradicted was superseded, archived or purged, or the edge was removed by hand."""
+    sql = (f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid > ? AND m.verification = 'contradicted' "
+           "AND NOT EXISTS (SELECT 1 FROM edges e JOIN memories b ON b.id = e.dst WHERE e.src = m.id "
+           "AND e.type = 'contradicts' AND b.superseded_by IS NULL AND b.status != 'archived')")
+    return _scoped_batch(store, sql, [after_rowid], scope=scope, ids=ids, limit=limit)
+
+
+def confidence_before_contradiction(store: "Store", memory_id: str) -> float | None:
+    """The confidence a memory had before ``mem verify`` first lowered it for its latest contradiction (the
+    ``confidence_before`` verify logs then), None when verify never did."""
+    for (payload,) in store.conn.execute(
+            "SELECT payload FROM changelog WHERE memory_id = ? AND op = 'verify' AND seq > COALESCE("
+            "(SELECT MAX(seq) FROM changelog WHERE memory_id = ? AND op = 'contradict'), 0) ORDER BY seq",
+            (memory_id, memory_id)):
+        before = orjson.loads(payload or "{}").get("confidence_before")
+        if before is not None:
+            return float(before)
+    return None
+
+
 # ------------------------------------------------------------- consolidation lease
 _LEASE = "consolidate.lease"
 
