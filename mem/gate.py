@@ -272,7 +272,7 @@ def _short_findings(value: str, key: str | None) -> tuple[Any, ...]:
 
 
 def _findings(value: str, key: str | None) -> list[Any]:
-    from mem import secrets  # per string: a module of the package is the cheap import (see add._as_time)
+    from mem import secrets  # per string: a module of the package is the cheap import (see add.as_time)
 
     scan = secrets.scan
     found = {(f.start, f.end): f for f in scan(value)}

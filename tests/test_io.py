@@ -112,7 +112,8 @@ def test_a_supersession_keeps_its_reason_through_export_and_import(tmp_path: Pat
 
 def test_import_rejects_a_malformed_supersession_naming_the_line(tmp_path: Path):
     good = {"id": "01900000-0000-7000-8000-000000000001", "text": "Alice owns billing", "created_at": "2024-01-01T00:00:00Z"}
-    bad = {"id": "01900000-0000-7000-8000-000000000002", "text": "Bob owns search", "supersession": {"reason": 3}}
-    result = run_mem("import", "-", input=jsonl(good, bad))
-    assert result.code == 4 and "line 2" in result.error["message"] and "supersession" in result.error["message"]
-    assert run_mem("list").records == []
+    for supersession in ({"reason": 3}, {"at": "last Tuesday", "reason": "a correction"}, "a correction"):
+        bad = {"id": "01900000-0000-7000-8000-000000000002", "text": "Bob owns search", "supersession": supersession}
+        result = run_mem("import", "-", input=jsonl(good, bad))
+        assert result.code == 4 and "line 2" in result.error["message"] and "supersession" in result.error["message"]
+        assert run_mem("list").records == []

@@ -115,7 +115,7 @@ def layer_for(kind: str, tags: list[str], *, pinned: bool = False) -> int:
     >>> layer_for("fact", ["exact_value"]), layer_for("episode", [], pinned=True), layer_for("fact", ["person:bo"])
     (2, 2, 2)
     """
-    from mem.lifecycle import policy  # per memory: a module of the package is the cheap import (see add._as_time)
+    from mem.lifecycle import policy  # per memory: a module of the package is the cheap import (see add.as_time)
 
     tag_layers = [TAG_LAYERS[t.lower()] for t in tags if t.lower() in TAG_LAYERS]
     layer = min(tag_layers) if tag_layers else KIND_LAYERS.get(kind, 3)

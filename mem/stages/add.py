@@ -88,7 +88,8 @@ def _fail(line: int | None, message: str) -> BadInput:
     return BadInput(f"{where}{message}", line=line) if line is not None else BadInput(message)
 
 
-def _as_time(value: Any, name: str, line: int | None) -> str | None:
+def as_time(value: Any, name: str, line: int | None) -> str | None:
+    """``value`` as a stored date-time (ISO-8601 UTC), None for None, or BadInput naming the field and the line."""
     if value is None:
         return None
     if not isinstance(value, str):
@@ -128,9 +129,9 @@ def validate(raw: dict[str, Any], line: int | None, ctx: "Context", options: Add
         source=checked.get("source"),
         source_line=checked.get("source_line"),
         author=checked.get("author"),
-        created_at=_as_time(record.get("created_at"), "created_at", line) or now,
-        event_at=_as_time(record.get("event_at"), "event_at", line),
-        valid_until=_as_time(record.get("valid_until"), "valid_until", line),
+        created_at=as_time(record.get("created_at"), "created_at", line) or now,
+        event_at=as_time(record.get("event_at"), "event_at", line),
+        valid_until=as_time(record.get("valid_until"), "valid_until", line),
         updated_at=now,
         layer=checked.get("layer", 3),
         pinned=checked.get("pinned", False),
@@ -152,7 +153,7 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
             raise _fail(line, f"id {memory_id!r} is not a memory id (a UUID)")
         memory.id = memory_id.lower()
     for name in ("updated_at", "last_accessed_at"):
-        value = _as_time(raw.get(name), name, line)
+        value = as_time(raw.get(name), name, line)
         if value:
             setattr(memory, name, value)
     for name in _EXPORTED:

@@ -88,7 +88,7 @@ def supersession_of(raw: dict[str, Any], line: int | None = None) -> dict[str, A
                                           for k in ("at", "reason")):
         raise BadInput(f"line {line}: supersession must be an object whose 'at' and 'reason' are strings",
                        line=line)
-    return found
+    return {**found, "at": add.as_time(found.get("at"), "supersession.at", line)}
 
 
 def restore_supersessions(store: "Store", records: Iterable[dict[str, Any]]) -> None:
