@@ -89,6 +89,13 @@ LOOKUP_TERMS = 16  # words of an older memory, arriving after newer ones, it loo
 # across environments were 22 nobody labelled and 4 labelled (eighteenth session); rank-1 2,487 -> 2,496 of
 # 2,970. False: off.
 ENVIRONMENTS = True
+# ... nor do two statements for different cases, one opening with a case the other does not name ("In storm mode
+# the crew app pings GPS every 15 seconds" beside "... every 60 seconds while a crew is on shift";
+# ``mem.enrich.conditions``). Of the 629 supersessions intake made on the 22 studied coding sets (twentieth session),
+# it leaves 8, every one unlabelled and wrong (a general statement hiding the storm-mode rate, the Saturday
+# deadline, one stack's retention, one roster's time limit, the wall-time threshold); rank-1 2,551 -> 2,552 of
+# 2,970, above 99 -> 100; held-out 799 -> 800 of 978, above 56 -> 56. False: off.
+CONDITIONS = True
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
 # true of the project: two turns never supersede each other, or a chat log would hide itself.
 NOT_ASSERTED = frozenset({"episode"})
@@ -130,6 +137,26 @@ def apart(a: str, b: str) -> bool:
     from mem.score import environment
 
     return ENVIRONMENTS and environment.apart(a, b)
+
+
+def _cases_apart(newer: Any, older: Any, reading: Any = None) -> bool:
+    """Whether the two hold for different cases (``CONDITIONS``, ``mem.enrich.conditions``): the newer opens with
+    a case the older does not name ("In storm mode the crew app pings GPS every 15 seconds" after "... every 60
+    seconds"), or the older does and the newer, a general statement, names no value the older states as the
+    one it replaces ("GPS pings from the crew app: every 20 seconds" leaves the storm-mode rate; "Queue-it is
+    gone" replaces "During registration week Queue-it sits in front of /register"). ``reading``: the
+    newer's ``corrections.read``, when known."""
+    from mem.enrich import corrections
+    from mem.enrich.conditions import narrowed
+
+    if not CONDITIONS:
+        return False
+    if narrowed(newer.text, older.text):
+        return True
+    if not narrowed(older.text, newer.text):
+        return False
+    reading = reading if reading is not None else corrections.read(newer.text, newer.kind)
+    return reading is None or corrections.names_old(reading, older.text) is None
 
 
 def _overlap(a: "Memory", b: "Memory") -> bool:
@@ -189,7 +216,7 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         for other_rowid, other in rivals:
             newer, older = _ordered(rowid, memory, other_rowid, other)
             pairs = _overlap(memory, other) and not apart(newer.text, older.text) \
-                and supersedes(newer.text, older.text, newer.kind)
+                and not _cases_apart(newer, older) and supersedes(newer.text, older.text, newer.kind)
             if pairs and _resolve(ctx, newer, older, superseded, kept, _asserted(pairs[0])) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
     return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after, pending)
@@ -302,6 +329,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         if apart(memory.text, other.text) and not (reading is not None and reading.old and not reading.new
                                                     and not reading.settings):
             continue
+        if _cases_apart(newer, older, reading):  # rows of two cases ("In storm mode ...")
+            continue
         sim = cosine.get(other_rowid, 0.0)
         corrected = reading is not None and corrections.corrects(reading, older.text, neighbour=sim >= NEIGHBOUR_MIN)
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
@@ -393,7 +422,8 @@ def _judged(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequence[
 
     # a memory about another deployment environment is a row beside this one, never what it replaces
     judged = [i for i, (r, _, other) in enumerate(olders)
-              if other.id not in superseded and only in (None, r) and not apart(memory.text, other.text)]
+              if other.id not in superseded and only in (None, r) and not apart(memory.text, other.text)
+              and not _cases_apart(memory, other, reading)]
     around = replaces.around([(other.created_at, sim) for _, sim, other in olders])
     pairs = [(replaces.Side(other.text, other.kind, other.created_at, None), sim, i + 1, best_other, around[i])
              for i, best_other in zip(judged, _best_others(olders, judged, replaces.FLOOR)) for _, sim, other in [olders[i]]]
@@ -476,11 +506,13 @@ def changes(memory: "Memory", other: Any) -> bool:
     after "... 2 hours"), or the two state other values at all ("Coursebridge runs on Django 5.2 LTS." after
     "... 4.2 LTS.", cosine .989; "FULL compatibility" after "... is BACKWARD"): then it is an update for
     supersession to decide, not a duplicate to drop; nor is the same said of two deployment environments
-    ("... user context in staging." / "... in production.", .952)."""
+    ("... user context in staging." / "... in production.", .952) or of two cases ("In storm mode ...")."""
     from mem.enrich import corrections
+    from mem.enrich.conditions import narrowed
 
-    if VALUES_APART and stated_values(memory.text) != stated_values(other.text) or apart(memory.text, other.text):
-        return True  # another value, or the same said of another deployment environment: a row of its own
+    if VALUES_APART and stated_values(memory.text) != stated_values(other.text) or apart(memory.text, other.text) \
+            or CONDITIONS and (narrowed(memory.text, other.text) or narrowed(other.text, memory.text)):
+        return True  # another value, or the same said of another deployment environment or case: a row of its own
     newer, older = (memory, other) if memory.created_at >= other.created_at else (other, memory)
     reading = corrections.read(newer.text, newer.kind)
     return reading is not None and corrections.corrects(reading, older.text, neighbour=True) is not None
