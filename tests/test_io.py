@@ -109,6 +109,14 @@ def test_a_supersession_keeps_its_reason_through_export_and_import(tmp_path: Pat
         sorted(exported.records, key=lambda r: r["id"])
     assert "supersession" not in run_mem("get", older, "--json", env=other).records[0]["meta"]
 
+    # a record written by hand: its time is read as any other and stored normalized
+    third = {"MEM_DB": str(tmp_path / "third.db")}
+    by_hand = [{**r, "supersession": {"at": "2026-05-02", "reason": "merged by the team"}} if r["id"] == older else r
+               for r in exported.records]
+    assert run_mem("import", "-", input=jsonl(*by_hand), env=third).code == 0
+    assert run_mem("get", "--explain", older, "--json", env=third).records[0]["explain"]["superseded"] == {
+        "by": newer["id"], "at": "2026-05-02T00:00:00.000Z", "reason": "merged by the team"}
+
 
 def test_import_rejects_a_malformed_supersession_naming_the_line(tmp_path: Path):
     good = {"id": "01900000-0000-7000-8000-000000000001", "text": "Alice owns billing", "created_at": "2024-01-01T00:00:00Z"}

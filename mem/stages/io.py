@@ -64,7 +64,7 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
 
     records = list(records)
     edges = [edge for line, raw in records for edge in links_of(raw, ctx.now_iso(), line)]
-    reasons = [(line, raw) for line, raw in records if supersession_of(raw, line)]
+    reasons = [{**raw, "supersession": told} for line, raw in records if (told := supersession_of(raw, line))]
     stripped = [(line, {k: v for k, v in raw.items() if k not in ("links", "supersession")}) for line, raw in records]
     dangling = _dangling(ctx, stripped)
     for outcome in add.run(ctx, stripped, add.AddOptions(redact=redact, bulk=bulk), keep_ids=True):
@@ -75,7 +75,7 @@ def import_records(ctx: "Context", records: Iterable[tuple[int, dict[str, Any]]]
     if edges or reasons:
         with ctx.store.write():
             restore_edges(ctx.store, edges)
-            restore_supersessions(ctx.store, [raw for _, raw in reasons])
+            restore_supersessions(ctx.store, reasons)
 
 
 def supersession_of(raw: dict[str, Any], line: int | None = None) -> dict[str, Any] | None:
