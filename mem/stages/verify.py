@@ -192,8 +192,9 @@ def run(ctx: "Context", *, scope: str | None = None, ids: Sequence[str] | None =
         if lowered:
             with store.write():
                 sql.set_confidence(store, lowered)
+                batch = dict(rows)
                 for rowid, value in lowered:  # what a contradiction took, given back when it closes (``_reopen``)
-                    memory = next(m for r, m in rows if r == rowid)
+                    memory = batch[rowid]
                     if memory.verification == "contradicted":
                         store.log(at, "verify", memory.id, None, {"confidence": value,
                                                                   "confidence_before": memory.confidence})
