@@ -113,3 +113,15 @@ def test_purging_the_middle_of_a_chain_keeps_the_chain(mem) -> None:
     assert mem("get", first, "--json").records[0]["superseded_by"] == last
     assert mem("get", "--explain", first, "--json").records[0]["explain"]["superseded"]["by"] == last
     assert mem("forget", "--purge", last).records[0]["restored"] == [first]
+
+
+def test_archiving_a_correction_says_what_it_still_hides(mem) -> None:
+    """Archiving is recoverable, so the supersession stays in place; the outcome names what the archived memory
+    still hides, and unlinking shows it again."""
+    old = mem("add", "The audit log holds 90 days of events.", "--now", "2026-05-01T09:00:00Z").records[0]["id"]
+    fix = mem("add", "The audit log holds 187 days of events since the SOC 2 review.",
+              "--now", "2026-05-02T09:00:00Z").records[0]["id"]
+    assert mem("forget", fix).records == [{"record": "outcome", "id": fix, "status": "archived", "supersedes": [old]}]
+    assert old not in [h["id"] for h in mem("search", "audit log retention days").records]
+    assert mem("graph", "unlink", fix, old, "--type", "supersedes").code == 0
+    assert [h["id"] for h in mem("search", "audit log retention days").records][:1] == [old]
