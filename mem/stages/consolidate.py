@@ -593,22 +593,32 @@ def _merge(ctx: "Context", state: _Run, stats: dict[str, Any], rowids: list[int]
 
 
 def _agreeing(originals: "list[Memory]") -> "list[Memory]":
-    """The members of a cluster a merge may fold into one: oldest first, each whose stated values (numbers,
-    versions, names in capitals, code: ``supersede.stated_values``) include, or are included in, those of
-    every member kept before it, and that holds for the same deployment environments. Two near duplicates
-    each stating a value the other does not ("The kestrel-big pool is 20 machines." / "... 16 machines.")
-    are an update or two rows of one table: merged, one memory would claim both at once and which is
-    current would be lost. Intake keeps them apart for the same reason (``supersede.changes``); one adding a
-    fact to the other ("... Owner: Dana.", "... It keeps 14 daily snapshots.") merges."""
-    from mem.stages.supersede import apart, stated_values
+    """The members of a cluster a merge may fold into one: the largest group (the earliest first of equals), in
+    age order, whose stated values (numbers, versions, names in capitals, code: ``supersede.stated_values``)
+    each include or are included in every other's, and that are no rows of one table (two deployment
+    environments, two cases: ``supersede.rows_apart``). Two near duplicates each stating a value the other does
+    not ("The kestrel-big pool is 20 machines." / "... 16 machines.") are an update or two rows: merged, one
+    memory would claim both at once and which is current would be lost. Intake keeps them apart for the same
+    reason (``supersede.changes``); one adding a fact to the other ("... Owner: Dana.") merges."""
+    from mem.stages.supersede import rows_apart, stated_values
 
-    kept: list[tuple[Memory, frozenset[str]]] = []
-    for memory in originals:
-        values = stated_values(memory.text)
-        if all((values <= theirs or theirs <= values) and not apart(memory.text, other.text)
-               for other, theirs in kept):
-            kept.append((memory, values))
-    return [memory for memory, _ in kept]
+    from functools import lru_cache
+
+    values = [stated_values(m.text) for m in originals]
+
+    @lru_cache(maxsize=None)  # each pair is asked once per seed (a cluster holds at most MAX_CLUSTER)
+    def fits(i: int, j: int) -> bool:
+        return (values[i] <= values[j] or values[j] <= values[i]) and not rows_apart(originals[i].text, originals[j].text)
+
+    best: list[int] = []
+    for seed in range(len(originals)):
+        group = [seed]
+        for i in range(len(originals)):
+            if i != seed and all(fits(i, j) for j in group):
+                group.append(i)
+        if len(group) > len(best):
+            best = group
+    return [originals[i] for i in sorted(best)]
 
 
 def _llm_merge(ctx: "Context", texts: list[str], llm: str) -> tuple[str | None, str | None]:

@@ -139,6 +139,14 @@ def apart(a: str, b: str) -> bool:
     return ENVIRONMENTS and environment.apart(a, b)
 
 
+def rows_apart(a: str, b: str) -> bool:
+    """Whether two texts are rows of one table rather than one fact told twice: about two deployment
+    environments (``apart``), or two cases, one opening with a case the other does not name (``CONDITIONS``)."""
+    from mem.enrich.conditions import narrowed
+
+    return apart(a, b) or CONDITIONS and (narrowed(a, b) or narrowed(b, a))
+
+
 def _cases_apart(newer: Any, older: Any, reading: Any = None) -> bool:
     """Whether the two hold for different cases (``CONDITIONS``, ``mem.enrich.conditions``): the newer opens with
     a case the older does not name ("In storm mode the crew app pings GPS every 15 seconds" after "... every 60
@@ -508,10 +516,8 @@ def changes(memory: "Memory", other: Any) -> bool:
     supersession to decide, not a duplicate to drop; nor is the same said of two deployment environments
     ("... user context in staging." / "... in production.", .952) or of two cases ("In storm mode ...")."""
     from mem.enrich import corrections
-    from mem.enrich.conditions import narrowed
 
-    if VALUES_APART and stated_values(memory.text) != stated_values(other.text) or apart(memory.text, other.text) \
-            or CONDITIONS and (narrowed(memory.text, other.text) or narrowed(other.text, memory.text)):
+    if VALUES_APART and stated_values(memory.text) != stated_values(other.text) or rows_apart(memory.text, other.text):
         return True  # another value, or the same said of another deployment environment or case: a row of its own
     newer, older = (memory, other) if memory.created_at >= other.created_at else (other, memory)
     reading = corrections.read(newer.text, newer.kind)
