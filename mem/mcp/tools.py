@@ -105,7 +105,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
 
     @tool(DESTRUCTIVE)
     async def forget(ctx: Context, ids: Ids, purge: bool = False) -> Outcomes:
-        """Archive memories (restorable); purge=true deletes them for good."""
+        """Archive memories (restorable); purge=true deletes them for good and frees what they superseded."""
         boundary = await engine.boundary(ctx)
         found = await engine.call(boundary.resolve_all, engine.ctx.store, as_list(ids), write=True)
         return render.outcomes_result(await engine.call(memories.forget, engine.ctx, found, purge=purge))
