@@ -200,11 +200,12 @@ def test_compress_never_folds_two_values_of_one_setting_into_one_memory(monkeypa
     assert sorted(live) == sorted([merged, pool.format(16)])
 
 
-def test_compress_never_folds_two_environments_into_one_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("row", ["In staging ", "On weekends "])  # another environment; another case
+def test_compress_never_folds_two_rows_of_one_table_into_one_memory(row: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from mem.stages import supersede
 
     job = "the nightly backup job writes compressed snapshots of the orders database to the backup bucket at 02:00{}."
-    texts = ["In staging " + job.format(""), job.format("").capitalize(), job.format(" daily").capitalize(),
+    texts = [row + job.format(""), job.format("").capitalize(), job.format(" daily").capitalize(),
              job.format(" every day").capitalize()]
     with monkeypatch.context() as missed:  # as if intake had read no update among them
         missed.setattr(supersede, "check", lambda ctx, rowid, memory, found=None, **kw: [])
@@ -212,6 +213,6 @@ def test_compress_never_folds_two_environments_into_one_memory(monkeypatch: pyte
     assert [r["status"] for r in added.records] == ["added"] * 4
     merges = [r for r in consolidate("--phase", "compress") if r.get("action") == "merge"]
     assert len(merges) == 1 and len(merges[0]["derived_from"]) == 3
-    assert "staging" not in run_mem("get", merges[0]["id"]).records[0]["text"].lower()
+    assert row.strip().lower() not in run_mem("get", merges[0]["id"]).records[0]["text"].lower()
     live = [m["text"] for m in run_mem("list", "--json", "--limit", "50").records if m["status"] == "active"]
     assert texts[0] in live

@@ -68,6 +68,13 @@ def test_purge_over_mcp_scrubs_the_files_the_server_has_open() -> None:
             assert purged.structured_content["outcomes"][0]["status"] == "purged"
             assert TOKEN.encode() not in _raw_bytes(db)  # while the server still holds the database open
             assert (await client.call_tool("get", {"ids": memory_id})).is_error
+            # what a purged correction superseded is live again (the tool's description says so)
+            old = (await client.call_tool("add", {"text": "The audit log holds 90 days of events."})).structured_content
+            fix = (await client.call_tool("add", {"text": "Correction: the audit log holds 180 days of events, not 90."})
+                   ).structured_content["outcomes"][0]
+            assert fix.get("supersedes") == [old["outcomes"][0]["id"]]
+            freed = await client.call_tool("forget", {"ids": fix["id"], "purge": True})
+            assert freed.structured_content["outcomes"][0]["restored"] == [old["outcomes"][0]["id"]]
 
     anyio.run(main)
 

@@ -602,19 +602,14 @@ def _agreeing(originals: "list[Memory]") -> "list[Memory]":
     reason (``supersede.changes``); one adding a fact to the other ("... Owner: Dana.") merges."""
     from mem.stages.supersede import rows_apart, stated_values
 
-    from functools import lru_cache
-
     values = [stated_values(m.text) for m in originals]
-
-    @lru_cache(maxsize=None)  # each pair is asked once per seed (a cluster holds at most MAX_CLUSTER)
-    def fits(i: int, j: int) -> bool:
-        return (values[i] <= values[j] or values[j] <= values[i]) and not rows_apart(originals[i].text, originals[j].text)
-
+    fits = [[(a <= b or b <= a) and not rows_apart(m.text, n.text) for b, n in zip(values, originals)]
+            for a, m in zip(values, originals)]  # each pair once: a cluster holds at most MAX_CLUSTER
     best: list[int] = []
     for seed in range(len(originals)):
         group = [seed]
         for i in range(len(originals)):
-            if i != seed and all(fits(i, j) for j in group):
+            if i != seed and all(fits[i][j] for j in group):
                 group.append(i)
         if len(group) > len(best):
             best = group

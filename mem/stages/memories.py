@@ -108,7 +108,7 @@ def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> l
                 optimize_fts(ctx.store)
             scrub_wal(ctx.store)
         return out
-    from mem.store.lifecycle import replaced_by
+    from mem.store.lifecycle import superseded_now
 
     with ctx.store.write():
         for memory_id in ids:
@@ -116,7 +116,6 @@ def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> l
     # an archived correction still hides what it superseded (archiving is undone by a restore, which must find
     # the supersession in place); the outcome names those, so a person who archived a wrong correction knows
     # to unlink it ('mem graph unlink NEW OLD --type supersedes')
-    hidden = {new: sorted(o for o in olds if ctx.store.get(o).superseded_by == new)
-              for new, olds in replaced_by(ctx.store, ids).items()}
+    hidden = superseded_now(ctx.store, ids)
     return [{"record": "outcome", "id": memory_id, "status": "archived",
-             **({"supersedes": hidden[memory_id]} if hidden.get(memory_id) else {})} for memory_id in ids]
+             **({"supersedes": hidden[memory_id]} if memory_id in hidden else {})} for memory_id in ids]

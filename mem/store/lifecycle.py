@@ -211,6 +211,19 @@ def replaced_by(store: "Store", ids: Sequence[str]) -> dict[str, set[str]]:
     return out
 
 
+def superseded_now(store: "Store", ids: Sequence[str]) -> dict[str, list[str]]:
+    """Each of ``ids`` that other memories are superseded by now -> those memories (their ``superseded_by``),
+    in rowid order. Unlike ``replaced_by``'s edges, this is the state search hides memories by."""
+    out: dict[str, list[str]] = {}
+    for start in range(0, len(ids), 500):
+        chunk = list(ids[start:start + 500])
+        for older, newer in store.conn.execute(
+                f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY rowid", chunk):
+            out.setdefault(str(newer), []).append(str(older))
+    return out
+
+
 def successors(store: "Store", rowids: Sequence[int], *, max_steps: int = 8) -> dict[int, int]:
     """rowid -> the rowid of the memory that superseded it, followed to one not superseded itself (a
     correction of a correction), for the superseded memories among ``rowids``."""

@@ -86,10 +86,8 @@ def release(store: "Store", memory_id: str, *, at: str) -> list[str]:
 
     row = store.conn.execute("SELECT superseded_by FROM memories WHERE id = ?", (memory_id,)).fetchone()
     successor = row[0] if row else None
-    replaced = [str(r[0]) for r in store.conn.execute(
-        "SELECT id FROM memories WHERE superseded_by = ? ORDER BY rowid", (memory_id,))]
     restored = []
-    for older in replaced:
+    for older in lifecycle.superseded_now(store, [memory_id]).get(memory_id, []):
         store.conn.execute("DELETE FROM changelog WHERE memory_id = ? AND op = 'supersede' "
                            "AND json_extract(payload, '$.superseded_by') = ?", (older, memory_id))
         if successor and successor != older:
