@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Twenty-eight datasets, different projects and teams (``--set a|b|...|x|y|z|zb|zc|both|all|judge|held``, default ``a``; ``both`` is a
+Twenty-nine datasets, different projects and teams (``--set a|b|...|x|y|z|zb|zc|zd|both|all|judge|held``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -113,6 +113,17 @@ and b; ``--data``/``--queries`` name any other pair):
   proposal, open questions, "trialled X, stayed on Y", staging, dev, sandbox and load-test values, a sibling
   branch, deployment, repo, queue and client, temporary exceptions, stand-ins and freezes, "also reviews")
   plus three restatements in other units ("three weeks", "four weeks", 10 a second as "about 600 a minute").
+* ``zd``: Gustline, the software team of a wind-farm operator (about 40 onshore farms plus two offshore ones; a
+  Python OPC UA / IEC 61400-25 SCADA ingester, Kafka under Strimzi, TimescaleDB, a Go alarm router, a LightGBM
+  forecaster on AWS, a React operator dashboard, a TSO curtailment API, an SAP PM integration):
+  ``bench/coding_memory_zd.jsonl``, 173 memories over 16 sessions (Jan-May 2037, six old wiki notes imported
+  late), 180 queries, 48 about superseded facts (40 labelled corrections), written blind by a helper in the
+  twenty-first session and committed before any run against it; held out. Its focus is what sits beside a
+  rule: 29 per-environment, per-component and conditional rows (offshore vs onshore, staging, dev, the test
+  rig, weekends, storm shutdown, curtailment, warranty, audit), most not opening with their case, and five
+  temporary exceptions that end, each asked for by name (53 queries), with the general facts asked on their
+  own and again after each exception has ended (gold the rule, stale the exception); 25 look-alikes that must
+  not supersede and three restatements in other units.
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -167,11 +178,11 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl"),
         "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl"),
         **{w: (ROOT / "bench" / f"coding_memory_{w}.jsonl", ROOT / "bench" / f"coding_memory_{w}_queries.jsonl")
-           for w in [*"mnopqrstuvwxyz", "zb", "zc"]}}
+           for w in [*"mnopqrstuvwxyz", "zb", "zc", "zd"]}}
 # m-r, s-x: written blind for fitting the learned judge (``mem.score.replaces``, ``bench/slot_judge.py``);
-# y, z, zb, zc: written blind as held-out data, like k and l (``benchlib.HELD_OUT``)
+# y, z, zb, zc, zd: written blind as held-out data, like k and l (``benchlib.HELD_OUT``)
 GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"),
-          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y", "z", "zb", "zc")}
+          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y", "z", "zb", "zc", "zd")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"

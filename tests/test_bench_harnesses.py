@@ -70,7 +70,8 @@ def _in_unit(value: float) -> bool:
                                                                                      ("k", 150, 170, 50),
                                                                                      ("l", 150, 170, 50),
                                                                                      *((w, 200, 130, 65) for w in "mnopqrstuvwx"),
-                                                                                     *((w, 200, 130, 65) for w in ("y", "z", "zb", "zc"))])
+                                                                                     *((w, 200, 130, 65) for w in ("y", "z", "zb", "zc")),
+                                                                                     ("zd", 170, 170, 40)])
 def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
                                               min_superseded: int) -> None:
     data, query_path = coding.SETS[which]
