@@ -49,6 +49,7 @@ def add(
     confidence: Annotated[Optional[float], typer.Option("--confidence", min=0.0, max=1.0)] = None,
     created_at: Annotated[Optional[str], typer.Option("--created-at", help="When it was observed (ISO-8601)")] = None,
     event_at: Annotated[Optional[str], typer.Option("--event-at", help="When it happened (ISO-8601)")] = None,
+    valid_until: Annotated[Optional[str], typer.Option("--valid-until", help="When it stops holding (ISO-8601) [default: read from the text: 'until Jan 6']")] = None,
     meta: Annotated[Optional[str], typer.Option("--meta", help="JSON object stored verbatim")] = None,
     redact: Annotated[bool, typer.Option("--redact", help="Mask secrets instead of rejecting the memory")] = False,
     keep_near: Annotated[bool, typer.Option("--keep-near", help="Store near duplicates (cosine >= 0.95) anyway")] = False,
@@ -69,7 +70,7 @@ def add(
     defaults: dict[str, Any] = {k: v for k, v in {
         "kind": kind, "tags": split_csv(tag) or None, "source": source, "source_line": source_line, "author": author,
         "layer": layer, "pinned": pinned or None, "confidence": confidence, "created_at": created_at,
-        "event_at": event_at, "meta": _json_object(meta, "--meta"), "scope": scope,
+        "event_at": event_at, "valid_until": valid_until, "meta": _json_object(meta, "--meta"), "scope": scope,
     }.items() if v is not None}
     from_file = not text_mode and len(inputs) == 1 and (inputs[0] == "-" or os.path.isfile(inputs[0]))
     if from_file:

@@ -35,7 +35,8 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     async def add(ctx: Context, text: str | None = None, memories: list[str | dict[str, Any]] | None = None,
                   kind: str | None = None, tags: list[str] | None = None, source: str | None = None,
                   author: str | None = None, layer: int | None = None, pinned: bool | None = None,
-                  event_at: str | None = None, meta: dict[str, Any] | None = None, redact: bool = False,
+                  event_at: str | None = None, valid_until: str | None = None, meta: dict[str, Any] | None = None,
+                  redact: bool = False,
                   keep_near: bool = False, extract: str | None = None, scope: str | None = None,
                   priority: int = 3) -> Outcomes:
         """Remember one text, or many (memories: texts or {text, kind, ...}); secrets rejected unless redact. priority 1-5."""
@@ -45,7 +46,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
         boundary = await engine.boundary(ctx)
         where = await engine.scope(ctx, scope, use="write")
         defaults = {"kind": kind, "tags": tags, "source": source, "author": author, "layer": layer,
-                    "pinned": pinned, "event_at": event_at, "meta": meta}
+                    "pinned": pinned, "event_at": event_at, "valid_until": valid_until, "meta": meta}
         if isinstance(priority, bool) or not isinstance(priority, int) or not 1 <= priority <= 5:
             raise tool_error("priority must be an integer 1-5 (1 most urgent)")
         outcomes = await engine.add(*add_request(boundary, where, items, defaults, redact, keep_near, extract),

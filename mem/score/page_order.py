@@ -100,7 +100,8 @@ def ordered(scores: Sequence[float], may_pass: Sequence[Sequence[bool]]) -> list
     return order
 
 
-def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str) -> list[list[bool]]:
+def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str,
+            gone: frozenset[str] = frozenset()) -> list[list[bool]]:
     """``may_pass[i][j]``: whether hit i may go above hit j. Not when j states a number the question
     ``asked`` names and i does not ("port 8017": the row of a table it asks about, whatever is newer),
     nor when i holds for another deployment environment than the question is about and j does not
@@ -108,7 +109,10 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
     nor when i is older than j and the two are close neighbours (cosine ``contradiction.NEAR``): of two
     memories about one thing, the model never puts the older first (the newer may be a correction
     intake did not read: "traffic enters through Envoy Gateway" after "the API gateway is Kong"), nor
-    when an earlier step put j over i for a reason it may not overrule (``DECIDED``: an open contradiction)."""
+    when an earlier step put j over i for a reason it may not overrule (``DECIDED``: an open contradiction).
+    A hit that no longer holds (its id in ``gone``: ``mem.score.expiry``) counts as the older of two close
+    neighbours, whenever it was written: after "deploys need two approvals until Jan 6", asked later, the
+    rule it was an exception to is what holds."""
     from mem.score.contradiction import NEAR, numbers_asked, numbers_held
     from mem.score.environment import elsewhere
 
@@ -116,10 +120,14 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
     held = [numbers_held(h.memory.text, numbers) for h in hits]
     away = [elsewhere(asked, h.memory.text) for h in hits]
     decided = {(h.memory.id, note["over"]) for h in hits for key in DECIDED if (note := h.why.get(key))}
+    def older(a: Hit, b: Hit) -> bool:
+        if (a.memory.id in gone) != (b.memory.id in gone):
+            return a.memory.id in gone
+        return a.memory.created_at < b.memory.created_at
+
     return [[held[j] <= held[i] and (away[j] or not away[i])
              and (b.memory.id, a.memory.id) not in decided
-             and not (a.memory.created_at < b.memory.created_at
-                      and float(vectors[a.memory.id] @ vectors[b.memory.id]) >= NEAR)
+             and not (older(a, b) and float(vectors[a.memory.id] @ vectors[b.memory.id]) >= NEAR)
              for j, b in enumerate(hits)] for i, a in enumerate(hits)]
 
 
@@ -134,7 +142,7 @@ class Window(NamedTuple):
 
 
 def window(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[str, "np.ndarray"],
-           asked: str) -> Window | None:
+           asked: str, gone: frozenset[str] = frozenset()) -> Window | None:
     """The page's :class:`Window`, or None when it holds fewer than two hits to order (search and
     ``bench/page_order.py`` read it alike)."""
     places = movable(hits, vectors)
@@ -142,17 +150,17 @@ def window(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[str
         return None
     moved = [hits[i] for i in places]
     cosines = [float(vectors[h.memory.id] @ query_vector) for h in moved]
-    return Window(places, cosines, features(moved, cosines, places), passing(moved, vectors, asked))
+    return Window(places, cosines, features(moved, cosines, places), passing(moved, vectors, asked, gone))
 
 
 def reorder(hits: Sequence[Hit], query_vector: "np.ndarray", vectors: Mapping[str, "np.ndarray"],
-            asked: str = "") -> list[Hit]:
+            asked: str = "", gone: frozenset[str] = frozenset()) -> list[Hit]:
     """``hits`` with those of the first ``WINDOW`` that are no episode sorted by the page model among
     their own places (ties keep the fused order; episodes and the hits below stay where they are); a
     hit that moves up says over which hits in ``why["order"]``. A hit passes another only as
     :func:`passing` allows (the question ``asked`` names a number only the other states; an older
-    close neighbour)."""
-    seen = window(hits, query_vector, vectors, asked)
+    close neighbour; ``gone``: the ids of hits that no longer hold, :func:`passing`)."""
+    seen = window(hits, query_vector, vectors, asked, gone)
     if seen is None:
         return list(hits)
     scores = [sum(w * f for w, f in zip(WEIGHTS, row)) for row in seen.features]

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from mem import gate, ids
-from mem.enrich import dates, structure, timestamps  # per record: an import in the function costs ~4-8k instructions
+from mem.enrich import bounds, dates, structure, timestamps  # per record: an import in the function costs ~4-8k instructions
 from mem.enrich.classify import guess_kind, layer_for
 from mem.errors import BadInput
 from mem.records import Memory, Outcome
@@ -164,6 +164,11 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
     draft.restored = True
 
 
+# Kinds that record what happened rather than what holds: "we froze deploys until Friday" told as an episode
+# stays true of that week, so intake reads no end (``valid_until``) from its words
+HAPPENED = frozenset({"episode"})
+
+
 def _enrich(draft: Draft, ctx: "Context") -> None:
     memory = draft.memory
     if not draft.explicit_kind:
@@ -173,6 +178,9 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
     if memory.event_at is None and not draft.restored:
         when = dates.event_at(memory.text, timestamps.parse_datetime(memory.created_at))
         memory.event_at = timestamps.format_datetime(when) if when else None
+    if memory.valid_until is None and not draft.restored and memory.kind not in HAPPENED:
+        end = bounds.ends(memory.text, timestamps.parse_datetime(memory.created_at))
+        memory.valid_until = timestamps.format_datetime(end) if end else None
     if memory.source and not memory.source_hash:
         memory.source_hash = file_sha256(memory.source)
     memory.content_hash = content_hash(memory.text)

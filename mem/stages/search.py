@@ -19,6 +19,7 @@ from mem.store import PriorRow
 from mem.store.lifecycle import contradiction_pairs, replaced_by, successors
 from mem.score.classify_query import classify
 from mem.score.contradiction import CURRENT_WINDOW, current_pairs, inherit, newer_first, open_pairs
+from mem.score.expiry import expired_ids
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
                                prior, rrf, seed_score, spread_of, spread_term, squash)
 from mem.stages import channels as graph_channels
@@ -85,7 +86,7 @@ SELF_PENALTY = 0.25
 ENV_PENALTY = 0.3
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
-POST_STEPS = ("speaker", "environment", "scene", "causal", "shape", "recency")
+POST_STEPS = ("speaker", "environment", "expiry", "scene", "causal", "shape", "recency")
 FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
@@ -325,6 +326,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         # memories outside every window keep only part of their relevance.
         inside = rankings["temporal"].scores
         fused = {r: v if r in inside else v * OUTSIDE_WINDOW for r, v in fused.items()}
+    if "expiry" in names and not named_window:  # a query that names a time asks about then, not now
+        fused = _expiry(ctx, plan, fused)
     if "speaker" in names:
         fused = _speaker(ctx, plan, fused)
     if "environment" in names:
@@ -355,20 +358,23 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
     # the steps below reorder a whole first page whatever k asks: k=1 answers what k=10 ranks first
     top = scored[:max(k, CURRENT_WINDOW)]
     memories = dict(ctx.store.select(statuses=None, rowids=[rowid for _, rowid, _ in top], order="m.rowid", scope=None))
+    notes = _notes(plan)
     hits = [Hit(memory=memories[rowid], rank=i + 1, score=score,
-                why=_why(rowid, rankings, fused, components, query_type, pulled, memories,
-                         plan.memo.get("speaker_factors"), plan.memo.get("environment_factors")))
+                why=_why(rowid, rankings, fused, components, query_type, pulled, memories, notes))
             for i, (score, rowid, components) in enumerate(top)]
+    # what no longer holds now is no newer truth for the steps below: the rule it was an exception to holds again
+    gone = expired_ids(hits, plan.now) if "expiry" in names and not named_window else frozenset()
     open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
-    hits = newer_first(hits, open_pairs(hits, open_edges, query.text))  # open contradictions
+    hits = newer_first(hits, [p for p in open_pairs(hits, open_edges, query.text) if p[0] not in gone])  # open contradictions
     rowid_of = {m.id: rowid for rowid, m in memories.items()}
     vectors: dict[str, Any] = {}  # the page's stored vectors by memory id, each read once for the steps below
     if CURRENT_FIRST:
         _read_vectors(ctx, [memories[rowid].id for _, rowid, _ in top[:CURRENT_WINDOW]], rowid_of, vectors)
         replaced = replaced_by(ctx.store, [h.memory.id for h in hits])
-        hits = newer_first(hits, current_pairs(hits, query.text, vectors, replaced), key="current")
+        hits = newer_first(hits, [p for p in current_pairs(hits, query.text, vectors, replaced) if p[0] not in gone],
+                           key="current")
     if "recency" in names and "semantic" in rankings and len(hits) > 1:  # needs the query's vector
-        hits = _recency(ctx, plan, hits, rowid_of, vectors)
+        hits = _recency(ctx, plan, hits, rowid_of, vectors, gone)
     hits = hits[:k]
     if query.bump and hits:
         from mem.enrich.timestamps import format_datetime
@@ -395,15 +401,17 @@ def _read_vectors(ctx: "Context", ids: list[str], rowid_of: dict[str, int], vect
 CURRENT_FIRST = True
 
 
-def _recency(ctx: "Context", plan: Plan, hits: list[Hit], rowid_of: dict[str, int], vectors: dict[str, Any]) -> list[Hit]:
+def _recency(ctx: "Context", plan: Plan, hits: list[Hit], rowid_of: dict[str, int], vectors: dict[str, Any],
+             gone: frozenset[str] = frozenset()) -> list[Hit]:
     """The first hits ordered by the page model: closeness to the question, age among them, place, days apart
-    (``mem.score.page_order``); only with the embedder whose cosines it was fitted on."""
+    (``mem.score.page_order``); only with the embedder whose cosines it was fitted on. ``gone``: the ids of
+    the hits that no longer hold (``mem.score.expiry``)."""
     from mem.score.page_order import FITTED_FOR, WINDOW, reorder
 
     if ctx.embedder.id.split(":")[0] != FITTED_FOR:  # its weights read that model's cosines
         return hits
     _read_vectors(ctx, [h.memory.id for h in hits[:WINDOW]], rowid_of, vectors)
-    return reorder(hits, plan.vector, vectors, plan.query.text)
+    return reorder(hits, plan.vector, vectors, plan.query.text, gone)
 
 
 # A causal question's best candidates that explain or fix in their own text ("Bug: ... Cause: ...") go
@@ -510,6 +518,30 @@ def _environment(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[in
     return {r: v * found.get(r, 1.0) for r, v in fused.items()}
 
 
+def _notes(plan: Plan) -> dict[str, dict[int, Any]]:
+    """Step -> rowid -> what the post-fusion step that changed that memory's relevance says of it in ``why``:
+    spoken by someone other than the one the query names or not in the first person (speaker), naming only
+    other deployment environments than the query (environment), no longer holding at the query's now
+    (expired)."""
+    speaker = plan.memo.get("speaker_factors") or {}
+    return {"speaker": {r: {"factor": f} for r, f in speaker.items() if f != 1.0},
+            "environment": {r: {"factor": f} for r, f in (plan.memo.get("environment_factors") or {}).items()},
+            "expired": plan.memo.get("expired") or {}}
+
+
+def _expiry(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
+    """A memory whose ``valid_until`` is behind the query's now keeps ``expiry.KEPT`` of its relevance: a query
+    that names no time of its own asks what holds now (``mem.score.expiry``)."""
+    from mem.score.expiry import KEPT, expired
+    from mem.store.lifecycle import ends
+
+    gone = {r: end for r, end in ends(ctx.store, list(fused)).items() if expired(end, plan.now)}
+    if not gone:
+        return fused
+    plan.memo["expired"] = {r: {"valid_until": end, "factor": KEPT} for r, end in gone.items()}
+    return {r: v * KEPT if r in gone else v for r, v in fused.items()}
+
+
 def _speaker_penalty(plan: Plan) -> float:
     return SPEAKER_PENALTIES.get(plan.memo.get("query_type", ""), SPEAKER_PENALTY)
 
@@ -566,8 +598,10 @@ def _scene(ctx: "Context", plan: Plan, scored: list[tuple[float, int, dict[str, 
 
 def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], components: dict[str, float],
          query_type: str | None = None, pulled: dict[int, tuple[float, int]] | None = None,
-         allowed: dict[int, Memory] | None = None, speaker: dict[int, float] | None = None,
-         environment: dict[int, float] | None = None) -> dict[str, Any]:
+         allowed: dict[int, Memory] | None = None, notes: dict[str, dict[int, Any]] | None = None) -> dict[str, Any]:
+    """What put the memory at ``rowid`` where it is: its place in each channel, the scene neighbour that pulled
+    it in, the factors of the post-fusion steps that changed its relevance (``notes``: step -> rowid -> its note),
+    the fused score and the priors."""
     why: dict[str, Any] = {}
     for name, ranking in rankings.items():
         if rowid in ranking.scores:
@@ -578,11 +612,9 @@ def _why(rowid: int, rankings: dict[str, Ranking], fused: dict[int, float], comp
         value, parent = pulled[rowid]
         parent_memory = (allowed or {}).get(parent)
         why["scene"] = {"from": parent_memory.id if parent_memory else None, "score": round(value, 6)}
-    if speaker and speaker.get(rowid, 1.0) != 1.0:
-        # spoken by someone other than the one the query names, or not in the first person
-        why["speaker"] = {"factor": speaker[rowid]}
-    if environment and rowid in environment:  # names only other deployment environments than the query
-        why["environment"] = {"factor": environment[rowid]}
+    for step, noted in (notes or {}).items():
+        if rowid in noted:
+            why[step] = noted[rowid]
     why["fused"] = round(fused.get(rowid, 0.0), 6)
     why["priors"] = {**components, "combined": round(prior(components), 4)}
     if query_type is not None:

@@ -742,3 +742,15 @@ def compress_candidates(store: "Store", scope: str, *, protected_tags: Sequence[
             return
         last = int(rows[-1][0])
         yield [int(r[0]) for r in rows], np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+
+
+def ends(store: "Store", rowids: Sequence[int]) -> dict[int, str]:
+    """rowid -> ``valid_until`` of the memories among ``rowids`` that name an end (most name none)."""
+    out: dict[int, str] = {}
+    ask = sorted(set(rowids))
+    for start in range(0, len(ask), 500):
+        part = ask[start:start + 500]
+        out.update((int(r[0]), str(r[1])) for r in store.conn.execute(
+            f"SELECT rowid, valid_until FROM memories WHERE rowid IN ({','.join('?' * len(part))}) "
+            "AND valid_until IS NOT NULL", part))
+    return out

@@ -1,0 +1,146 @@
+"""A statement that names its own end ("back to one on Jan 6") holds until then: intake stores the end as
+``valid_until``, the statement replaces no open-ended one (in either order of arrival), and once the end has
+passed a search that names no time ranks the rule it was an exception to first, saying why. CLI through the
+real entry point, with each switch off too; the reader by examples and properties."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mem.enrich.bounds import ends
+from mem.stages import supersede
+from tests.conftest import jsonl, run_mem
+
+WRITTEN = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)  # a Thursday
+
+
+@pytest.mark.parametrize("text,end", [
+    ("Payouts queue concurrency goes to 4 for Cyber Week only; back to 2 on Dec 2.", "2036-12-02"),
+    ("For the Christmas freeze only, deploys need two approvals; back to one on Jan 6.", "2037-01-06"),
+    ("Deploys are frozen until Friday.", "2036-11-21"),  # the coming Friday, not the last one
+    ("Ana covers on-call until next Wednesday.", "2036-11-26"),
+    ("Extra CI runners stay on through next week.", "2036-12-01"),  # "through" takes the week in
+    ("Staging is read-only till 2036-12-01.", "2036-12-01"),
+    ("Until Jan 6, the nightly job runs at 03:00.", "2037-01-06"),  # an end fronted before its statement
+    ("The release train goes back to weekly from January 12.", "2037-01-12"),
+    ("COBALT_WH is a Large now during the backfill month; it goes back to Medium on April 1.", "2037-04-01"),
+])
+def test_an_end_named_in_the_text_is_read(text: str, end: str) -> None:
+    assert ends(text, WRITTEN) == datetime.fromisoformat(end).replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text", [
+    "The nightly batch runs from 01:00 until 02:00.",  # a time of day: a schedule
+    "Backups run Monday until Friday.",  # a weekly schedule
+    "Until 2034 we used Jenkins.",  # a past
+    "Logs are kept until they are 30 days old.",  # no date
+    "Until the new TSO link is certified, curtailment goes through the FTP drop.",  # no date either
+    "We shipped on Dec 2 and went back to normal.",  # a date, but no end word before it
+    "Farid's contract ends on 31 May and Aiko takes the integration over from June.",  # an event, then a handover
+    "Dana handed the on-call to Tomasz; she stays as his backup until April.",  # the handover is for good
+    "Season 3 went out clean, Ingrid is back from leave on Thursday.",  # a person back, no state back to
+    "The bucket was renamed, the old name is a redirect until June.",  # the rename is for good
+])
+def test_no_end_is_read_where_none_is_named(text: str) -> None:
+    assert ends(text, WRITTEN) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120), st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2090, 1, 1)))
+def test_an_end_read_is_always_after_the_text_was_written(text: str, written: datetime) -> None:
+    at = written.replace(tzinfo=timezone.utc)
+    end = ends(text, at)
+    assert end is None or end > at
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["until", "till", "through", "back to 2 on"]), st.integers(1, 400))
+def test_any_future_date_after_an_end_word_is_the_end(word: str, days: int) -> None:
+    day = (WRITTEN + timedelta(days=days)).date()
+    end = ends(f"Deploys need two approvals {word} {day.isoformat()}.", WRITTEN)
+    assert end is not None and end.date() in (day, day + timedelta(days=1))
+
+
+MINILM = {"MEM_EMBEDDER": "minilm"}
+RULE = "Deploys to production need one approval."
+EXCEPTION = "For the Christmas freeze only, deploys to production need two approvals; back to one on Jan 6."
+ASKED = "how many approvals do production deploys need"
+
+
+def _store(*records: dict, env: dict | None = None) -> list[str]:
+    done = run_mem("add", "-", input=jsonl(*records), env=env)
+    assert done.code == 0, done.stderr
+    return [r["id"] for r in done.records]
+
+
+def _exported() -> dict[str, dict]:
+    return {r["id"]: r for r in run_mem("export").records}
+
+
+@pytest.mark.parametrize("on", [True, False])
+@pytest.mark.parametrize("exception", [
+    "Deploys to production need two approvals until Jan 6.",
+    "The search cluster runs 9 nodes through the end-of-year sale, back to 6 on Jan 6.",
+])
+def test_an_exception_for_a_while_replaces_no_rule(exception: str, on: bool, monkeypatch) -> None:
+    monkeypatch.setattr(supersede, "BOUNDED", on)
+    rule = RULE if "approvals" in exception else "The search cluster runs 6 nodes."
+    rule_id, exception_id = _store({"text": rule, "created_at": "2036-11-02T10:00:00Z"},
+                                   {"text": exception, "created_at": "2036-12-15T10:00:00Z"}, env=MINILM)
+    stored = _exported()
+    assert stored[exception_id]["valid_until"] in ("2037-01-06T00:00:00.000Z", "2037-01-07T00:00:00.000Z")
+    # without the rule, intake reads "two approvals" as the new value of "one approval"
+    assert (stored[rule_id].get("superseded_by") == exception_id) is not on
+
+
+def test_a_rule_arriving_after_its_exception_is_not_superseded_by_it() -> None:
+    """The import order reversed: the rule is older but reaches the store last."""
+    exception, rule = _store({"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"},
+                             {"text": RULE, "created_at": "2036-11-02T10:00:00Z"})
+    stored = _exported()
+    assert stored[rule].get("superseded_by") is None and stored[exception].get("superseded_by") is None
+
+
+@pytest.mark.parametrize("env", [None, MINILM], ids=["hash", "minilm"])
+def test_after_its_end_the_rule_ranks_above_the_exception_and_why_says_so(env: dict | None) -> None:
+    rule, exception = _store({"text": RULE, "created_at": "2036-11-02T10:00:00Z"},
+                             {"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"}, env=env)
+    during = run_mem("search", ASKED, "--json", "--now", "2036-12-20T09:00:00Z", env=env).records
+    assert during[0]["id"] == exception and "expired" not in during[0]["why"]
+    after = run_mem("search", ASKED, "--json", "--now", "2037-01-10T09:00:00Z", env=env).records
+    assert [h["id"] for h in after] == [rule, exception]
+    assert after[1]["why"]["expired"] == {"valid_until": "2037-01-06T00:00:00.000Z", "factor": 0.3}
+    # the ablation: without the step the newer exception keeps its place
+    kept = run_mem("search", ASKED, "--json", "--now", "2037-01-10T09:00:00Z", "--channel=-expiry", env=env).records
+    assert kept[0]["id"] == exception and "expired" not in kept[0]["why"]
+
+
+def test_a_query_naming_a_time_asks_about_then() -> None:
+    _, exception = _store({"text": RULE, "created_at": "2036-11-02T10:00:00Z"},
+                          {"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"})
+    hits = run_mem("search", "how many approvals did deploys need in December 2036", "--json",
+                   "--now", "2037-02-10T09:00:00Z").records
+    assert hits[0]["id"] == exception and "expired" not in hits[0]["why"]
+
+
+def test_an_episode_keeps_no_end_and_a_given_end_wins() -> None:
+    episode, given_end = _store(
+        {"text": "We froze deploys until Jan 6 for the holidays.", "kind": "episode", "created_at": "2036-12-15T10:00:00Z"},
+        {"text": "Staging runs on two nodes until Jan 6.", "valid_until": "2036-12-31T00:00:00Z",
+         "created_at": "2036-12-15T10:00:00Z"})
+    stored = _exported()
+    assert stored[episode]["valid_until"] is None  # what happened stays true of that week
+    assert stored[given_end]["valid_until"] == "2036-12-31T00:00:00.000Z"
+
+
+def test_the_cli_option_sets_the_end() -> None:
+    done = run_mem("add", "The payments sandbox is down for maintenance.", "--valid-until", "2036-12-01T00:00:00Z",
+                   "--now", "2036-11-30T09:00:00Z")
+    assert done.code == 0, done.stderr
+    assert _exported()[done.records[0]["id"]]["valid_until"] == "2036-12-01T00:00:00.000Z"
+    bad = run_mem("add", "Another note.", "--valid-until", "soonish")
+    assert bad.code == 4 and "valid_until" in bad.stderr
