@@ -42,7 +42,9 @@ from mem.enrich.timestamps import aware
 # and stays true after it: no end word of the statement's own.)
 _BEFORE_DAY = r"until|till|til|'til|up\s+until"
 _WITH_DAY = r"through|thru|up\s+to\s+and\s+including"
-_END_WORD = re.compile(rf"\b(?:(?P<before>{_BEFORE_DAY})|(?P<with>{_WITH_DAY}))(?:\s+on)?\s+$", re.IGNORECASE)
+# ... the date right after it, or, after "until", inside its clause: "until the new TSO link is certified on 2 March"
+_END_WORD = re.compile(rf"\b(?:(?P<before>{_BEFORE_DAY})(?:\s[^,;!?]{{0,60}}?)?|(?P<with>{_WITH_DAY})(?:\s+on)?)\s+$",
+                       re.IGNORECASE)
 # "back to 2 on Dec 2", "reverts to weekly from Jan 6", "returns to normal after March 3": the old state
 # comes back on that day, so the statement ends where it begins (or where it ends, after "after")
 _BACK = re.compile(r"\b(?:back\s+to|revert(?:s|ed|ing)?\s+to|return(?:s|ing)?\s+to|resum(?:es|ing))\b[^.;!?]{0,60}?\b"
