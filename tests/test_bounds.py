@@ -1,7 +1,8 @@
 """A statement that names its own end ("back to one on Jan 6") holds until then: intake stores the end as
-``valid_until``, the statement replaces no open-ended one (in either order of arrival), and once the end has
-passed a search that names no time ranks the rule it was an exception to first, saying why. CLI through the
-real entry point, with each switch off too; the reader by examples and properties."""
+``valid_until``; where it would supersede an open-ended statement it suspends it instead (a ``suspends``
+edge), in either order of arrival; while the end is ahead a search ranks the exception just above the rule,
+and once it has passed the rule first, saying why. CLI through the real entry point, with each switch off
+too; the reader by examples and properties."""
 
 from __future__ import annotations
 
@@ -94,8 +95,22 @@ def test_an_exception_for_a_while_replaces_no_rule(exception: str, on: bool, mon
                                    {"text": exception, "created_at": "2036-12-15T10:00:00Z"}, env=MINILM)
     stored = _exported()
     assert stored[exception_id]["valid_until"] in ("2037-01-06T00:00:00.000Z", "2037-01-07T00:00:00.000Z")
-    # without the rule, intake reads "two approvals" as the new value of "one approval"
+    # without the rule, intake reads "two approvals" as the new value of "one approval" for good
     assert (stored[rule_id].get("superseded_by") == exception_id) is not on
+    assert _suspends(exception_id) == ([rule_id] if on else [])
+    during = run_mem("search", "how many approvals" if "approvals" in exception else "how many search nodes",
+                     "--json", "--now", "2036-12-20T09:00:00Z", env=MINILM).records
+    if on:  # the rule stays on the page, just below the exception in force
+        ids = [h["id"] for h in during]
+        assert ids.index(exception_id) + 1 == ids.index(rule_id)
+        assert during[ids.index(exception_id)]["why"]["current"]["over"] == rule_id
+        assert "in force until 2037-01-0" in during[ids.index(exception_id)]["why"]["current"]["reason"]
+
+
+def _suspends(exception_id: str) -> list[str]:
+    done = run_mem("graph", "neighbors", exception_id, "--json")
+    assert done.code == 0, done.stderr
+    return [r["id"] for r in done.records if r["via"]["type"] == "suspends"]
 
 
 def test_a_rule_arriving_after_its_exception_is_not_superseded_by_it() -> None:
@@ -116,7 +131,7 @@ def test_after_its_end_the_rule_ranks_above_the_exception_and_why_says_so(env: d
     assert [h["id"] for h in after] == [rule, exception]
     assert after[1]["why"]["expired"] == {"valid_until": "2037-01-06T00:00:00.000Z", "factor": 0.3}
     # the ablation: without the step the newer exception keeps its place
-    kept = run_mem("search", ASKED, "--json", "--now", "2037-01-10T09:00:00Z", "--channel=-expiry", env=env).records
+    kept = run_mem("search", ASKED, "--json", "--now", "2037-01-10T09:00:00Z", "--channel=-validity", env=env).records
     assert kept[0]["id"] == exception and "expired" not in kept[0]["why"]
 
 
@@ -145,3 +160,16 @@ def test_the_cli_option_sets_the_end() -> None:
     assert _exported()[done.records[0]["id"]]["valid_until"] == "2036-12-01T00:00:00.000Z"
     bad = run_mem("add", "Another note.", "--valid-until", "soonish")
     assert bad.code == 4 and "valid_until" in bad.stderr
+
+
+def test_a_suspension_travels_through_export_and_import(tmp_path) -> None:
+    rule_id, exception_id = _store({"text": RULE, "created_at": "2036-11-02T10:00:00Z"},
+                                   {"text": "Deploys to production need two approvals until Jan 6.",
+                                    "created_at": "2036-12-15T10:00:00Z"}, env=MINILM)
+    assert _suspends(exception_id) == [rule_id]
+    dump = run_mem("export")
+    other = {"MEM_DB": str(tmp_path / "copy.db"), **MINILM}
+    assert run_mem("import", "-", input=dump.stdout, env=other).code == 0
+    copied = run_mem("graph", "neighbors", exception_id, "--json", env=other).records
+    assert [r["id"] for r in copied if r["via"]["type"] == "suspends"] == [rule_id]
+    assert run_mem("export", env=other).records[1]["valid_until"] == "2037-01-06T00:00:00.000Z"

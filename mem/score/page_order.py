@@ -110,7 +110,7 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
     memories about one thing, the model never puts the older first (the newer may be a correction
     intake did not read: "traffic enters through Envoy Gateway" after "the API gateway is Kong"), nor
     when an earlier step put j over i for a reason it may not overrule (``DECIDED``: an open contradiction).
-    A hit that no longer holds (its id in ``gone``: ``mem.score.expiry``) counts as the older of two close
+    A hit that no longer holds (its id in ``gone``: ``mem.score.validity``) counts as the older of two close
     neighbours, whenever it was written: after "deploys need two approvals until Jan 6", asked later, the
     rule it was an exception to is what holds."""
     from mem.score.contradiction import NEAR, numbers_asked, numbers_held

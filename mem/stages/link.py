@@ -100,7 +100,7 @@ LAYER_OF_TYPE = {
     "precedes": "temporal", "same_session": "temporal",
     "caused": "causal", "resolved": "causal", "motivated": "causal",
     "mentions": "entity",
-    "supersedes": "lifecycle", "derived_from": "lifecycle",
+    "supersedes": "lifecycle", "suspends": "lifecycle", "derived_from": "lifecycle",
 }
 
 

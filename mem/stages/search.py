@@ -19,7 +19,7 @@ from mem.store import PriorRow
 from mem.store.lifecycle import contradiction_pairs, replaced_by, successors
 from mem.score.classify_query import classify
 from mem.score.contradiction import CURRENT_WINDOW, current_pairs, inherit, newer_first, open_pairs
-from mem.score.expiry import expired_ids
+from mem.score.validity import expired_ids, in_force_pairs
 from mem.score.fusion import (LAYER_PRIOR, STATUS_PRIOR, apply_prior, base_level, blend, peak_factor,
                                prior, rrf, seed_score, spread_of, spread_term, squash)
 from mem.stages import channels as graph_channels
@@ -86,7 +86,7 @@ SELF_PENALTY = 0.25
 ENV_PENALTY = 0.3
 SPEAKER_CANDIDATES = 50  # best fused candidates read for a speaker prefix (100: the same figures)
 # Post-fusion steps, named like channels so ``--channel`` ablations can leave them out.
-POST_STEPS = ("speaker", "environment", "expiry", "scene", "causal", "shape", "recency")
+POST_STEPS = ("speaker", "environment", "validity", "scene", "causal", "shape", "recency")
 FUSIONS = ("blend", "rrf", "seed")  # "seed": the seed's scoring, for comparison (bench/README.md)
 
 
@@ -326,8 +326,8 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         # memories outside every window keep only part of their relevance.
         inside = rankings["temporal"].scores
         fused = {r: v if r in inside else v * OUTSIDE_WINDOW for r, v in fused.items()}
-    if "expiry" in names and not named_window:  # a query that names a time asks about then, not now
-        fused = _expiry(ctx, plan, fused)
+    if "validity" in names and not named_window:  # a query that names a time asks about then, not now
+        fused = _validity(ctx, plan, fused)
     if "speaker" in names:
         fused = _speaker(ctx, plan, fused)
     if "environment" in names:
@@ -363,7 +363,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories, notes))
             for i, (score, rowid, components) in enumerate(top)]
     # what no longer holds now is no newer truth for the steps below: the rule it was an exception to holds again
-    gone = expired_ids(hits, plan.now) if "expiry" in names and not named_window else frozenset()
+    gone = expired_ids(hits, plan.now) if "validity" in names and not named_window else frozenset()
     open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
     hits = newer_first(hits, [p for p in open_pairs(hits, open_edges, query.text) if p[0] not in gone])  # open contradictions
     rowid_of = {m.id: rowid for rowid, m in memories.items()}
@@ -373,6 +373,10 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
         replaced = replaced_by(ctx.store, [h.memory.id for h in hits])
         hits = newer_first(hits, [p for p in current_pairs(hits, query.text, vectors, replaced) if p[0] not in gone],
                            key="current")
+    if plan.memo.get("in_force"):  # an exception in force just above the rule it suspends
+        suspending = {memories[r].id: (memories[x].id, end) for r, (x, end) in plan.memo["in_force"].items()
+                      if r in memories and x in memories}
+        hits = newer_first(hits, in_force_pairs(hits, suspending), key="current")
     if "recency" in names and "semantic" in rankings and len(hits) > 1:  # needs the query's vector
         hits = _recency(ctx, plan, hits, rowid_of, vectors, gone)
     hits = hits[:k]
@@ -405,7 +409,7 @@ def _recency(ctx: "Context", plan: Plan, hits: list[Hit], rowid_of: dict[str, in
              gone: frozenset[str] = frozenset()) -> list[Hit]:
     """The first hits ordered by the page model: closeness to the question, age among them, place, days apart
     (``mem.score.page_order``); only with the embedder whose cosines it was fitted on. ``gone``: the ids of
-    the hits that no longer hold (``mem.score.expiry``)."""
+    the hits that no longer hold (``mem.score.validity``)."""
     from mem.score.page_order import FITTED_FOR, WINDOW, reorder
 
     if ctx.embedder.id.split(":")[0] != FITTED_FOR:  # its weights read that model's cosines
@@ -529,12 +533,19 @@ def _notes(plan: Plan) -> dict[str, dict[int, Any]]:
             "expired": plan.memo.get("expired") or {}}
 
 
-def _expiry(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
-    """A memory whose ``valid_until`` is behind the query's now keeps ``expiry.KEPT`` of its relevance: a query
-    that names no time of its own asks what holds now (``mem.score.expiry``)."""
-    from mem.score.expiry import KEPT, expired
-    from mem.store.lifecycle import ends
+def _validity(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
+    """What holds at the query's now, for a query that names no time of its own (``mem.score.validity``): an
+    exception in force (a ``suspends`` edge from a memory whose end is ahead) is at least as relevant as the
+    rule it suspends; a memory whose ``valid_until`` is behind keeps ``validity.KEPT`` of its relevance."""
+    from mem.score.validity import KEPT, expired, in_force
+    from mem.store.lifecycle import ends, suspensions
 
+    suspended = suspensions(ctx.store, list(fused))
+    if suspended:
+        holding = in_force(suspended, plan.now)
+        ending = {x: end for exceptions in suspended.values() for x, end in exceptions}
+        plan.memo["in_force"] = {r: (x, ending[x]) for r, x in holding.items()}
+        fused = inherit(fused, holding)
     gone = {r: end for r, end in ends(ctx.store, list(fused)).items() if expired(end, plan.now)}
     if not gone:
         return fused

@@ -97,8 +97,8 @@ ENVIRONMENTS = True
 # 2,970, above 99 -> 100; held-out 799 -> 800 of 978, above 56 -> 56. False: off.
 CONDITIONS = True
 # A statement that names its own end ("back to 2 on Dec 2", "until Jan 6": ``valid_until``) replaces no
-# open-ended statement: after its end the older holds again (the sheaf's sections overlap only until then).
-# False: off.
+# open-ended statement: after its end the older holds again (the sheaf's sections overlap only until then),
+# so where intake would supersede, it records a ``suspends`` edge (``mem.score.validity``). False: off.
 BOUNDED = True
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
 # true of the project: two turns never supersede each other, or a chat log would hide itself.
@@ -152,9 +152,7 @@ def rows_apart(a: str, b: str) -> bool:
 
 
 def _cases_apart(newer: Any, older: Any, reading: Any = None) -> bool:
-    """Whether the two hold for different cases: the newer holds until a day of its own (``valid_until``,
-    ``mem.enrich.bounds``) and the older has no end (``BOUNDED``); or (``CONDITIONS``,
-    ``mem.enrich.conditions``) the newer opens with
+    """Whether the two hold for different cases (``CONDITIONS``, ``mem.enrich.conditions``): the newer opens with
     a case the older does not name ("In storm mode the crew app pings GPS every 15 seconds" after "... every 60
     seconds"), or the older does and the newer, a general statement, names no value the older states as the
     one it replaces ("GPS pings from the crew app: every 20 seconds" leaves the storm-mode rate; "Queue-it is
@@ -163,8 +161,6 @@ def _cases_apart(newer: Any, older: Any, reading: Any = None) -> bool:
     from mem.enrich import corrections
     from mem.enrich.conditions import narrowed
 
-    if BOUNDED and newer.valid_until is not None and older.valid_until is None:
-        return True  # the newer holds until a day of its own, then the older again: an exception for a while
     if not CONDITIONS:
         return False
     if narrowed(newer.text, older.text):
@@ -272,6 +268,10 @@ def _resolve(ctx: "Context", newer: Any, older: Any, superseded: list[str], kept
     from mem.store import lifecycle as sql
 
     at = ctx.now_iso()
+    if BOUNDED and newer.valid_until is not None and older.valid_until is None:
+        # the newer holds until a day of its own, then the older again: it suspends the older for a while
+        sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="suspends", at=at)
+        return False
     if _protected(older, newer):
         if sql.add_edge(ctx.store, newer.id, older.id, layer="lifecycle", type="contradicts", at=at):
             ctx.store.update_memory(newer.id, {"verification": "contradicted"}, at=at, op="contradict")

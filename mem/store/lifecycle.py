@@ -754,3 +754,18 @@ def ends(store: "Store", rowids: Sequence[int]) -> dict[int, str]:
             f"SELECT rowid, valid_until FROM memories WHERE rowid IN ({','.join('?' * len(part))}) "
             "AND valid_until IS NOT NULL", part))
     return out
+
+
+def suspensions(store: "Store", rowids: Sequence[int]) -> dict[int, list[tuple[int, str]]]:
+    """rule rowid -> ``(rowid, valid_until)`` of each memory with a ``suspends`` edge to it (an exception
+    for a while, ``mem.score.validity``), for the rules among ``rowids``."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    ask = sorted(set(rowids))
+    for start in range(0, len(ask), 500):
+        part = ask[start:start + 500]
+        for rule, exception, end in store.conn.execute(
+                "SELECT r.rowid, x.rowid, x.valid_until FROM memories r JOIN edges e ON e.dst = r.id AND e.type = 'suspends' "
+                f"JOIN memories x ON x.id = e.src WHERE r.rowid IN ({','.join('?' * len(part))}) "
+                "AND x.valid_until IS NOT NULL AND x.superseded_by IS NULL AND x.status != 'archived'", part):
+            out.setdefault(int(rule), []).append((int(exception), str(end)))
+    return out
