@@ -173,3 +173,39 @@ def test_a_suspension_travels_through_export_and_import(tmp_path) -> None:
     copied = run_mem("graph", "neighbors", exception_id, "--json", env=other).records
     assert [r["id"] for r in copied if r["via"]["type"] == "suspends"] == [rule_id]
     assert run_mem("export", env=other).records[1]["valid_until"] == "2037-01-06T00:00:00.000Z"
+
+
+def test_the_outcome_and_explain_say_what_is_suspended_until_when() -> None:
+    rule_id, = _store({"text": RULE, "created_at": "2036-11-02T10:00:00Z"}, env=MINILM)
+    done = run_mem("add", "Deploys to production need two approvals until Jan 6.", "--now", "2036-12-15T10:00:00Z",
+                   "--json", env=MINILM)
+    assert done.code == 0, done.stderr
+    outcome = done.records[0]
+    assert outcome["suspends"] == [rule_id] and outcome["until"] == "2037-01-06T00:00:00.000Z"
+    assert "supersedes" not in outcome
+    during = run_mem("get", rule_id, "--explain", "--json", "--now", "2036-12-20T09:00:00Z", env=MINILM).records[0]
+    assert during["explain"]["suspended"] == [{"by": outcome["id"], "until": "2037-01-06T00:00:00.000Z", "in_force": True}]
+    after = run_mem("get", outcome["id"], "--explain", "--json", "--now", "2037-01-10T09:00:00Z", env=MINILM).records[0]
+    assert after["explain"]["validity"] == {"until": "2037-01-06T00:00:00.000Z", "expired": True, "suspends": [rule_id]}
+    # a person who knows better undoes it as any link: the rule is no longer suspended
+    assert run_mem("graph", "unlink", outcome["id"], rule_id, "--type", "suspends").code == 0
+    assert "suspended" not in run_mem("get", rule_id, "--explain", "--json", env=MINILM).records[0]["explain"]
+
+
+def test_over_mcp_an_end_given_to_add_suspends_the_rule() -> None:
+    import anyio
+
+    from tests.test_mcp import mcp_client
+
+    async def main() -> None:
+        async with mcp_client() as client:
+            rule = (await client.call_tool("add", {"text": "The payouts queue runs with concurrency 2."})).structured_content
+            added = await client.call_tool("add", {"text": "The payouts queue runs with concurrency 4.",
+                                                   "valid_until": "2099-12-02T00:00:00Z"})
+            outcome = added.structured_content["outcomes"][0]
+            assert outcome["suspends"] == [rule["outcomes"][0]["id"]] and outcome["until"] == "2099-12-02T00:00:00.000Z"
+            assert "suspends" in added.content[0].text and "until 2099-12-02" in added.content[0].text
+            got = (await client.call_tool("get", {"ids": rule["outcomes"][0]["id"], "explain": True})).structured_content
+            assert got["memories"][0]["explain"]["suspended"][0]["in_force"] is True
+
+    anyio.run(main)

@@ -84,6 +84,8 @@ def outcomes_result(outcomes: Iterable[Any]) -> Any:
             line += f" ({o['reason']})"
         if o.get("supersedes"):
             line += f"; supersedes {', '.join(map(str, o['supersedes']))}"
+        if o.get("suspends"):
+            line += f"; suspends {', '.join(map(str, o['suspends']))} until {o.get('until')}"
         lines.append(line)
     return result({"count": len(items), "outcomes": items}, "\n".join(lines) or "Nothing to do.")
 

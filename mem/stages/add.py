@@ -572,16 +572,22 @@ def _store_one(ctx: "Context", draft: Draft, chunk: _Chunk, options: AddOptions)
                                  tokens=chunk.pending_tokens, kept=chunk.kept, pending=chunk.new_vectors)
     status, superseded = supersede.resolve_status(superseded, memory.id)
     superseded_by = store.get(memory.id).superseded_by if status == "superseded" else None
-    return Outcome(status, id=memory.id, line=draft.line, detail=_detail(draft, superseded_by, superseded))
+    suspended = supersede.suspended_by(ctx, memory)
+    return Outcome(status, id=memory.id, line=draft.line, detail=_detail(draft, superseded_by, superseded, suspended))
 
 
-def _detail(draft: Draft, superseded_by: str | None, superseded: list[str]) -> dict[str, Any]:
-    """An added memory's outcome detail: kind, layer, what it superseded or was superseded by, redactions."""
+def _detail(draft: Draft, superseded_by: str | None, superseded: list[str],
+            suspended: list[str] = ()) -> dict[str, Any]:
+    """An added memory's outcome detail: kind, layer, what it superseded or was superseded by, what it suspends
+    until its end (``valid_until``), redactions."""
     detail: dict[str, Any] = {"kind": draft.memory.kind, "layer": draft.memory.layer}
     if superseded_by:
         detail["superseded_by"] = superseded_by
     if superseded:
         detail["supersedes"] = superseded
+    if suspended:
+        detail["suspends"] = list(suspended)
+        detail["until"] = draft.memory.valid_until
     if draft.redacted:
         detail["redacted"] = draft.redacted
     return detail

@@ -192,6 +192,26 @@ def _superseded(ctx: "Context", memory: "Memory") -> dict[str, Any]:
     return {"superseded": {"by": memory.superseded_by, **logged}}
 
 
+def _suspensions(ctx: "Context", memory: "Memory") -> dict[str, Any]:
+    """What holds for a while around ``memory`` (``mem.score.validity``): for a memory that names its end,
+    ``{"validity": {"until", "expired", "suspends"}}``; for one an exception suspends, ``{"suspended": [{"by",
+    "until", "in_force"}]}``."""
+    from mem.score.validity import expired
+    from mem.stages.supersede import suspended_by
+    from mem.store import lifecycle as sql
+
+    now, out = ctx.now(), {}
+    if memory.valid_until is not None:
+        out["validity"] = {"until": memory.valid_until, "expired": expired(memory.valid_until, now),
+                           "suspends": suspended_by(ctx, memory)}
+    exceptions = sql.suspensions(ctx.store, [ctx.store.rowid_of(memory.id)])
+    if exceptions:
+        by_rowid = ctx.store.by_rowids([x for found in exceptions.values() for x, _ in found])
+        out["suspended"] = [{"by": by_rowid[x].id, "until": end, "in_force": not expired(end, now)}
+                            for found in exceptions.values() for x, end in sorted(found) if x in by_rowid]
+    return out
+
+
 def explained(ctx: "Context", memories: "Iterable[Memory]") -> list[dict[str, Any]]:
     """Each memory's record with its ``explain`` (what ``mem get --explain`` and MCP ``get`` return)."""
     return [{**m.to_record(), "explain": explain(ctx, m)} for m in memories]
@@ -213,6 +233,7 @@ def explain(ctx: "Context", memory: "Memory") -> dict[str, Any]:
     layer = policy.layer(memory.layer)
     return {
         **_superseded(ctx, memory),
+        **_suspensions(ctx, memory),
         "importance": result.importance.to_record(),
         "activation": result.activation.to_record(),
         "lifecycle": {

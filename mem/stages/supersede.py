@@ -151,6 +151,15 @@ def rows_apart(a: str, b: str) -> bool:
     return apart(a, b) or CONDITIONS and (narrowed(a, b) or narrowed(b, a))
 
 
+def suspended_by(ctx: "Context", memory: "Memory") -> list[str]:
+    """The ids of the memories ``memory`` suspends until its end (its ``suspends`` edges, ``BOUNDED``), sorted."""
+    from mem.store import lifecycle as sql
+
+    if memory.valid_until is None:
+        return []  # only a memory with an end suspends: no query for the others
+    return sorted(sql.replaced_by(ctx.store, [memory.id], type="suspends").get(memory.id, ()))
+
+
 def _cases_apart(newer: Any, older: Any, reading: Any = None) -> bool:
     """Whether the two hold for different cases (``CONDITIONS``, ``mem.enrich.conditions``): the newer opens with
     a case the older does not name ("In storm mode the crew app pings GPS every 15 seconds" after "... every 60

@@ -200,13 +200,14 @@ def contradiction_pairs(store: "Store", ids: Sequence[str]) -> list[tuple[str, s
         "ORDER BY created_at, src", [*ids, *ids])]
 
 
-def replaced_by(store: "Store", ids: Sequence[str]) -> dict[str, set[str]]:
-    """Each of ``ids`` that superseded a memory -> the ids it superseded (its ``supersedes`` edges)."""
+def replaced_by(store: "Store", ids: Sequence[str], type: str = "supersedes") -> dict[str, set[str]]:
+    """Each of ``ids`` that superseded a memory -> the ids it superseded (its ``supersedes`` edges; or, with
+    ``type="suspends"``, the ids it suspends for a while)."""
     if not ids:
         return {}
     out: dict[str, set[str]] = {}
     for src, dst in store.conn.execute(
-            f"SELECT src, dst FROM edges WHERE src IN ({','.join('?' * len(ids))}) AND type = 'supersedes'", list(ids)):
+            f"SELECT src, dst FROM edges WHERE src IN ({','.join('?' * len(ids))}) AND type = ?", [*ids, type]):
         out.setdefault(src, set()).add(dst)
     return out
 
