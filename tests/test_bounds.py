@@ -207,5 +207,35 @@ def test_over_mcp_an_end_given_to_add_suspends_the_rule() -> None:
             assert "suspends" in added.content[0].text and "until 2099-12-02" in added.content[0].text
             got = (await client.call_tool("get", {"ids": rule["outcomes"][0]["id"], "explain": True})).structured_content
             assert got["memories"][0]["explain"]["suspended"][0]["in_force"] is True
+            # the end taken back: the change holds for good, and replaces the rule as intake would have
+            await client.call_tool("update", {"id": outcome["id"], "valid_until": "none"})
+            got = (await client.call_tool("get", {"ids": rule["outcomes"][0]["id"], "explain": True})).structured_content
+            assert "suspended" not in got["memories"][0]["explain"]
+            assert got["memories"][0]["explain"]["superseded"]["by"] == outcome["id"]
+            assert "was taken back" in got["memories"][0]["explain"]["superseded"]["reason"]
+            # and an end given again: the rule is live again, suspended until then
+            await client.call_tool("update", {"id": outcome["id"], "valid_until": "2099-12-02T00:00:00Z"})
+            got = (await client.call_tool("get", {"ids": rule["outcomes"][0]["id"], "explain": True})).structured_content
+            assert got["memories"][0]["superseded_by"] is None
+            assert got["memories"][0]["explain"]["suspended"][0]["by"] == outcome["id"]
 
     anyio.run(main)
+
+
+def test_an_update_reads_the_end_of_the_new_text_and_keeps_one_given_by_hand() -> None:
+    read = run_mem("add", "Staging is read-only until Jan 6.", "--now", "2036-12-15T10:00:00Z").records[0]["id"]
+    given = run_mem("add", "Prod is read-only until Jan 6.", "--valid-until", "2036-12-31T00:00:00Z",
+                    "--now", "2036-12-15T10:00:00Z").records[0]["id"]
+
+    def end(memory_id: str) -> str | None:
+        return _exported()[memory_id]["valid_until"]
+
+    for memory_id in (read, given):
+        done = run_mem("update", memory_id, "--text", "Staging is read-only until Jan 13.", "--now", "2036-12-16T10:00:00Z")
+        assert done.code == 0, done.stderr
+    assert end(read) == "2037-01-13T00:00:00.000Z"  # read again from the new text
+    assert end(given) == "2036-12-31T00:00:00.000Z"  # given by hand: the new text leaves it alone
+    assert run_mem("update", given, "--valid-until", "none").code == 0 and end(given) is None
+    assert run_mem("update", read, "--text", "Staging is read-only.").code == 0 and end(read) is None
+    bad = run_mem("update", read, "--valid-until", "soonish")
+    assert bad.code == 4 and "valid_until" in bad.stderr and end(read) is None

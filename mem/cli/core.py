@@ -247,16 +247,17 @@ def update(
     pin: Annotated[Optional[bool], typer.Option("--pin/--unpin", help="Pin or unpin", show_default=False)] = None,
     meta: Annotated[Optional[str], typer.Option("--meta", help="JSON object merged into meta")] = None,
     redact: Annotated[bool, typer.Option("--redact", help="Mask secrets instead of refusing the change")] = False,
+    valid_until: Annotated[Optional[str], typer.Option("--valid-until", help="When it stops holding (ISO-8601; 'none' clears it) [default: read again from a new --text]")] = None,
     db: DbOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Change a memory's text, kind, tags, layer or pin."""
+    """Change a memory's text, kind, tags, layer, pin or end."""
     from mem.stages import memories
 
     with open_context(db, embedder=embedder, now=now) as ctx:
         memory = memories.update(ctx, memory_id, text=text, kind=kind, add_tags=split_csv(tag),
                                  remove_tags=split_csv(untag), layer=layer, pinned=pin, meta=_json_object(meta, "--meta"),
-                                 redact=redact)
+                                 redact=redact, valid_until=valid_until)
         emit([memory], table=use_table(fmt, json), ctx=ctx)
 
 

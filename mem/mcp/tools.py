@@ -61,7 +61,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                      include_superseded: bool = False, include_archived: bool = False,
                      channels: list[str] | None = None, why: bool = False, scope: str | None = None,
                      fusion: Literal["blend", "rrf"] | None = None, k: int | None = None) -> Hits:
-        """Hybrid search (semantic + BM25 + priors). limit: hits (10); scope '*' = all scopes; why=true explains each rank; fusion: blend|rrf."""
+        """Hybrid search (semantic + BM25 + priors). limit: hits (10); scope '*': all scopes; why=true: reasons per hit; fusion: blend|rrf."""
         k = limit if limit is not None else k if k is not None else 10  # k: the old name, still accepted
         if not 1 <= k <= 1000:
             raise tool_error("limit must be 1-1000")
@@ -78,7 +78,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
 
     @tool(READ)
     async def get(ctx: Context, ids: Ids, explain: bool = False) -> Memories:
-        """Memories by id or 4+ char prefix; explain=true: why (a superseded one: by what, why)."""
+        """Memories by id or 4+ char prefix; explain=true: why (superseded: by what, why)."""
         boundary = await engine.boundary(ctx)
 
         def found() -> list[Any]:
@@ -95,18 +95,19 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
     async def update(ctx: Context, id: str, text: str | None = None, kind: str | None = None, tags: list[str] | None = None,
                      add_tags: list[str] | None = None, remove_tags: list[str] | None = None,
                      layer: int | None = None, pinned: bool | None = None,
-                     meta: dict[str, Any] | None = None, redact: bool = False) -> Memories:
-        """Change a memory's text (re-embedded), kind, tags, layer (1-4), pin or meta (merged). Secrets: as add."""
+                     meta: dict[str, Any] | None = None, redact: bool = False,
+                     valid_until: str | None = None) -> Memories:
+        """Change text (re-embedded), kind, tags, layer, pin, meta (merged), valid_until ('none' clears)."""
         boundary = await engine.boundary(ctx)
         memory_id = await engine.call(boundary.resolve, engine.ctx.store, id, write=True)
         memory = await engine.call(memories.update, engine.ctx, memory_id, text=text, kind=kind, tags=tags,
                                    add_tags=add_tags or (), remove_tags=remove_tags or (), layer=layer,
-                                   pinned=pinned, meta=meta, redact=redact)
+                                   pinned=pinned, meta=meta, redact=redact, valid_until=valid_until)
         return render.memories_result([memory])
 
     @tool(DESTRUCTIVE)
     async def forget(ctx: Context, ids: Ids, purge: bool = False) -> Outcomes:
-        """Archive memories (restorable); purge=true deletes them for good and frees what they superseded."""
+        """Archive memories (restorable); purge=true deletes for good, freeing what they superseded."""
         boundary = await engine.boundary(ctx)
         found = await engine.call(boundary.resolve_all, engine.ctx.store, as_list(ids), write=True)
         return render.outcomes_result(await engine.call(memories.forget, engine.ctx, found, purge=purge))

@@ -40,9 +40,11 @@ def list_memories(ctx: "Context", *, scope: str | None = None, kinds: Sequence[s
 def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | None = None,
            tags: Sequence[str] | None = None, add_tags: Sequence[str] = (), remove_tags: Sequence[str] = (),
            layer: int | None = None, pinned: bool | None = None, meta: dict[str, Any] | None = None,
-           redact: bool = False) -> Memory:
+           redact: bool = False, valid_until: str | None = None) -> Memory:
     """Change a memory in place through the same gate as add (``mem.gate.admit``): types, limits and
-    a secret scan of every field set, the merged meta included; a new text is re-embedded."""
+    a secret scan of every field set, the merged meta included; a new text is re-embedded. ``valid_until``:
+    a new end (ISO-8601; "none" or "" clears it); without one, a new text's end is read again
+    (``mem.enrich.bounds``) unless the memory's end was given rather than read from its old text."""
     from mem import gate, vocab
     from mem.enrich.classify import layer_for
     from mem.enrich.structure import structure_of
@@ -67,6 +69,9 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     if admitted.rejected:
         raise BadInput(f"not updated: {admitted.rejected}")
     changes: dict[str, Any] = dict(admitted.fields)
+    end = _end(current, changes.get("text"), changes.get("kind"), valid_until)
+    if end != current.valid_until:
+        changes["valid_until"] = end
     vector = tokens = None
     if "text" in changes:
         changes["content_hash"] = content_hash(changes["text"])
@@ -82,9 +87,35 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     changes["updated_at"] = ctx.now_iso()
     with ctx.store.write():
         ctx.store.update_memory(memory_id, changes, at=changes["updated_at"])
+        if "valid_until" in changes:  # for a while now, or for good: what it replaced or suspended follows
+            from mem.stages.supersede import rebound
+
+            rebound(ctx, ctx.store.get(memory_id), current.valid_until)
         if vector is not None:
             ctx.store.put_vector(ctx.store.rowid_of(memory_id), current.scope, vector, replace=True, tokens=tokens)
     return ctx.store.get(memory_id)
+
+
+def _end(current: Memory, text: str | None, kind: str | None, given: str | None) -> str | None:
+    """The ``valid_until`` a memory has after an update: the one ``given`` ("none" or "": none), else the end
+    its new text names when its end was read from its old text (or it had none), else the one it has."""
+    from mem.enrich import bounds
+    from mem.enrich.timestamps import format_datetime, parse_datetime
+    from mem.stages.add import HAPPENED, as_time
+
+    if given is not None:
+        return None if given.strip().lower() in ("", "none") else as_time(given, "valid_until", None)
+    if text is None and kind is None:
+        return current.valid_until
+    written = parse_datetime(current.created_at)
+
+    def read(of_text: str, of_kind: str) -> str | None:
+        found = None if of_kind in HAPPENED else bounds.ends(of_text, written)
+        return format_datetime(found) if found else None
+
+    if current.valid_until is not None and current.valid_until != read(current.text, current.kind):
+        return current.valid_until  # given by hand, not read: a new text leaves it alone
+    return read(text if text is not None else current.text, kind if kind is not None else current.kind)
 
 
 def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> list[dict[str, Any]]:

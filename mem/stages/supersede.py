@@ -160,6 +160,31 @@ def suspended_by(ctx: "Context", memory: "Memory") -> list[str]:
     return sorted(sql.replaced_by(ctx.store, [memory.id], type="suspends").get(memory.id, ()))
 
 
+def rebound(ctx: "Context", memory: "Memory", end_before: str | None) -> None:
+    """After an update gave ``memory`` an end or took its end back (``end_before``: the one it had), inside the
+    update's write: what it superseded for good it now suspends until its end (the older is live again, a
+    ``suspends`` edge in place of the ``supersedes`` one); what it suspended it now supersedes, as intake would
+    have (a pinned older gets an open ``contradicts`` edge instead)."""
+    from mem.store import lifecycle as sql
+    from mem.store.graph import delete_edge
+
+    if not BOUNDED or (end_before is None) == (memory.valid_until is None):
+        return
+    at = ctx.now_iso()
+    if memory.valid_until is not None:  # for a while now
+        for older_id in sorted(sql.replaced_by(ctx.store, [memory.id]).get(memory.id, ())):
+            if ctx.store.get(older_id).superseded_by == memory.id and ctx.store.get(older_id).valid_until is None:
+                delete_edge(ctx.store, memory.id, older_id, "supersedes")
+                ctx.store.update_memory(older_id, {"superseded_by": None}, at=at, op="unsupersede")
+                sql.add_edge(ctx.store, memory.id, older_id, layer="lifecycle", type="suspends", at=at)
+        return
+    for older_id in sorted(sql.replaced_by(ctx.store, [memory.id], type="suspends").get(memory.id, ())):  # for good
+        older = ctx.store.get(older_id)
+        delete_edge(ctx.store, memory.id, older_id, "suspends")
+        if older.superseded_by is None and older.status != "archived":
+            _resolve(ctx, memory, older, [], reason=f"its end ({end_before[:10]}) was taken back")
+
+
 def _cases_apart(newer: Any, older: Any, reading: Any = None) -> bool:
     """Whether the two hold for different cases (``CONDITIONS``, ``mem.enrich.conditions``): the newer opens with
     a case the older does not name ("In storm mode the crew app pings GPS every 15 seconds" after "... every 60
