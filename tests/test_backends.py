@@ -270,3 +270,15 @@ def test_consolidate_lease_alike(backend: str) -> None:
         assert sql.read_lease(store) is None
         statuses = [r["status"] for r in sql.runs(store)]
     assert statuses[-1] == "interrupted" and statuses[0] == "ok", statuses
+
+
+def test_a_change_for_a_while_suspends_and_then_gives_way_alike(backend: str) -> None:
+    old = add("The audit log holds 90 days of events.", "--now", "2026-01-01T00:00:00Z")
+    fix = add("Correction: the audit log holds 187 days of events, not 90, until 2026-03-01.", "--now", "2026-01-02T00:00:00Z")
+    assert fix.get("suspends") == [old["id"]] and "supersedes" not in fix
+    asked = "how long does the audit log hold events"
+    assert [r["id"] for r in cli("search", asked, "--json", "--now", "2026-02-01T00:00:00Z").records[:2]] == [fix["id"], old["id"]]
+    after = cli("search", asked, "--json", "--now", "2026-04-01T00:00:00Z").records
+    assert after[0]["id"] == old["id"] and "expired" in after[1]["why"]
+    assert cli("update", fix["id"], "--valid-until", "none").code == 0  # for good after all
+    assert cli("get", old["id"], "--json").records[0]["superseded_by"] == fix["id"]
