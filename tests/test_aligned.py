@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mem.enrich import aligned
 from mem.enrich.aligned import replaced
 from tests.conftest import jsonl, run_mem
 
@@ -325,3 +326,33 @@ def test_the_word_test_reads_a_chunks_token_states_without_running_the_model_aga
     first, second = done.records
     assert second.get("supersedes") == [first["id"]], done.records  # the word test ran and decided
     assert from_the_check == []
+
+
+# (older, newer): a name before a plain word of its clause qualifies that word, so no value is swapped
+NAME_MODIFIER_PAIRS = {
+    "repo_database": ("SlotBoard's code is in the Azure DevOps repo wardlink/slotboard.",
+                      "SlotBoard's database is on SQL Server 2019 now."),
+    "feed_drop": ("HR integration wiki: the Workday crew feed (bases, contracts) arrives daily at 05:00 UTC; "
+                  "publish-worker reads it before the optimiser snapshot.",
+                  "The HR feed for agency cabin crew arrives at 06:00 UTC from a separate SFTP drop."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NAME_MODIFIER_PAIRS))
+@pytest.mark.parametrize("on", [True, False])
+def test_a_name_qualifying_a_word_is_no_value_swapped(name: str, on: bool, monkeypatch) -> None:
+    from mem.runtime import clear_reader_caches
+    from tests.conftest import pair_added_with
+
+    clear_reader_caches()
+    older, newer = pair_added_with(monkeypatch, aligned, "NAME_MODIFIERS", on, NAME_MODIFIER_PAIRS[name],
+                                   {"MEM_EMBEDDER": "minilm"})
+    clear_reader_caches()
+    assert (newer.get("supersedes") == [older["id"]]) is not on  # without the rule: "Azure DevOps -> SQL Server"
+
+
+def test_a_name_at_the_end_of_its_clause_is_still_swapped() -> None:
+    assert aligned.replaced("The search health dashboard moved to Grafana.",
+                            "The search health dashboard is in Looker.") == "Looker -> Grafana"
+    assert aligned.replaced("Feature flags: Unleash, self-hosted on AKS.", "Feature flags use LaunchDarkly.") \
+        == "LaunchDarkly -> Unleash"

@@ -86,6 +86,9 @@ _CONTRASTS = words("not never no")  # a clause led by one of these says what the
 # prod is 4 GiB" / "Mirth prod VMs have 4 vCPU", "Marcus Bell owns hold-service" / "Marcus still reviews PRs
 # that change retention logic in hold-service"). False: any place.
 NAMES_AT_ENDS = True
+# A swapped name right before a plain word of its clause qualifies that word ("the Workday crew feed" / "a
+# separate SFTP drop"), so it is no value swapped. False: off.
+NAME_MODIFIERS = True
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
 _CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
 
@@ -242,7 +245,19 @@ def _told(swap: tuple[Word, Word], newer: str, new: _Side, old: _Side) -> str | 
         return None  # a file or a command is what a claim is about more often than its value
     if NAMES_AT_ENDS and swap[0].type == swap[1].type == "name" and (_valued_after(o, swap[0]) or _valued_after(n, swap[1])):
         return None  # a name with a value after it is what the clause is about ("the *JVM* heap ... is 4 GiB")
+    if NAME_MODIFIERS and (_modifies(o, swap[0]) or _modifies(n, swap[1])):
+        return None  # a name right before a word of its clause qualifies it: "the *Workday* crew feed"
     return f"{swap[0].surface} -> {swap[1].surface}"
+
+
+def _modifies(clause: tuple[Word, ...], word: Word) -> bool:
+    """Whether ``word``, a name, stands right before a plain word of ``clause`` (no word between): it names
+    what kind of thing that word is ("the *Workday* crew feed", "a *Large-size* warehouse", "*SFTP* drop"),
+    not the value the clause states."""
+    if not _named(word) or word not in clause:
+        return False
+    after = clause[clause.index(word) + 1:]
+    return bool(after) and after[0].type is None and after[0].at - _end(word) == 1
 
 
 def _valued_after(clause: tuple[Word, ...], word: Word) -> bool:
