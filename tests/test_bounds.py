@@ -135,6 +135,13 @@ def test_after_its_end_the_rule_ranks_above_the_exception_and_why_says_so(env: d
     assert kept[0]["id"] == exception and "expired" not in kept[0]["why"]
 
 
+def test_a_search_bounded_by_until_asks_about_then() -> None:
+    _, exception = _store({"text": RULE, "created_at": "2036-11-02T10:00:00Z"},
+                          {"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"})
+    hits = run_mem("search", ASKED, "--json", "--until", "2036-12-31T00:00:00Z", "--now", "2037-02-10T09:00:00Z").records
+    assert hits[0]["id"] == exception and "expired" not in hits[0]["why"]
+
+
 def test_a_query_naming_a_time_asks_about_then() -> None:
     _, exception = _store({"text": RULE, "created_at": "2036-11-02T10:00:00Z"},
                           {"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"})
@@ -239,3 +246,12 @@ def test_an_update_reads_the_end_of_the_new_text_and_keeps_one_given_by_hand() -
     assert run_mem("update", read, "--text", "Staging is read-only.").code == 0 and end(read) is None
     bad = run_mem("update", read, "--valid-until", "soonish")
     assert bad.code == 4 and "valid_until" in bad.stderr and end(read) is None
+
+
+def test_the_end_a_statement_names_is_not_when_it_happened() -> None:
+    plain, dated = _store({"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"},
+                          {"text": "Since Dec 14 deploys are frozen until Jan 6.", "created_at": "2036-12-15T10:00:00Z"})
+    stored = _exported()
+    assert stored[plain]["event_at"] is None and stored[plain]["valid_until"] == "2037-01-06T00:00:00.000Z"
+    assert stored[dated]["event_at"] == "2036-12-14T00:00:00.000Z"
+    assert stored[dated]["valid_until"] == "2037-01-06T00:00:00.000Z"

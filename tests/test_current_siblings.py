@@ -61,8 +61,10 @@ ENVIRONMENT_ROWS = ("after",)  # two deployment environments, which intake's env
 @pytest.mark.parametrize("key", list(SIBLINGS))
 @pytest.mark.parametrize("on", [True, False])
 def test_a_sibling_is_no_correction(key: str, on: bool, monkeypatch) -> None:
-    # two rows told by names hold a value after the name, which ``NAMES_AT_ENDS`` refuses as well
-    switches = ["NAMED_VERBS" if key == "named_verb" else "SIBLINGS", *(["NAMES_AT_ENDS"] if key in NAMED_ROWS else []),
+    # two rows told by names hold a value after the name, which ``NAMES_AT_ENDS`` refuses as well, and
+    # ``NAME_MODIFIERS`` too when a plain word follows it ("Warehouse *A* ships")
+    switches = ["NAMED_VERBS" if key == "named_verb" else "SIBLINGS",
+                *(["NAMES_AT_ENDS", "NAME_MODIFIERS"] if key in NAMED_ROWS else []),
                 *(["ENVIRONMENTS"] if key in ENVIRONMENT_ROWS else [])]
     for switch in switches:
         _switched(monkeypatch, switch, on)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from mem.enrich.dates import WEEKDAYS, scan
 from mem.enrich.timestamps import aware
@@ -60,8 +61,22 @@ _SHORTEST = timedelta(days=1)  # a time of day is a schedule, not an end
 _LOOKBACK = 90  # characters before a date read for its end word
 
 
+class End(NamedTuple):
+    """An end a text names: when (``at``) and where in the text (``start``, ``stop``: the date's offsets)."""
+
+    at: datetime
+    start: int
+    stop: int
+
+
 def ends(text: str, written: datetime) -> datetime | None:
     """When what ``text`` says stops holding, by its own words; None when it names no end after ``written``."""
+    found = end_of(text, written)
+    return found.at if found else None
+
+
+def end_of(text: str, written: datetime) -> End | None:
+    """The :class:`End` ``text`` names after ``written`` (:func:`ends`, with the date's place in the text)."""
     if not isinstance(text, str) or not _ANY.search(text):
         return None
     written = aware(written)
@@ -83,7 +98,7 @@ def ends(text: str, written: datetime) -> datetime | None:
             begins, finishes = _coming(begins, finishes, written)
         end = begins if marker["before"] else finishes
         if end > written:
-            return end
+            return End(end, start, stop)
     return None
 
 

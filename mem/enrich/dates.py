@@ -516,8 +516,10 @@ def resolve_dates(text: str, anchor: datetime) -> list[TimeWindow]:
     return to_windows(text, scan(text, anchor))
 
 
-def event_at(text: str, anchor: datetime) -> datetime | None:
-    """Start of the most specific (shortest) window in ``text``; earliest in the text on ties.
+def event_at(text: str, anchor: datetime, skip: tuple[int, int] | None = None) -> datetime | None:
+    """Start of the most specific (shortest) window in ``text``; earliest in the text on ties. ``skip``: the
+    offsets of an expression that names something else than when it happened (the end a statement names:
+    "back to one on Jan 6", ``mem.enrich.bounds``).
 
     >>> from datetime import datetime, timezone
     >>> a = datetime(2023, 5, 8, tzinfo=timezone.utc)
@@ -526,7 +528,7 @@ def event_at(text: str, anchor: datetime) -> datetime | None:
     >>> event_at("no dates here", a) is None
     True
     """
-    windows = resolve_dates(text, anchor)
+    windows = to_windows(text, [hit for hit in scan(text, anchor) if (hit[0], hit[1]) != skip])
     if not windows:
         return None
     return min(windows, key=lambda w: w.end - w.start).start

@@ -175,12 +175,14 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
         memory.kind = guess_kind(memory.text, memory.tags)
     if not draft.explicit_layer:
         memory.layer = layer_for(memory.kind, memory.tags, pinned=memory.pinned)
+    written = timestamps.parse_datetime(memory.created_at)
+    # the end a statement names is not when it happened: "back to one on Jan 6" happened when it was said
+    end = None if draft.restored or memory.kind in HAPPENED else bounds.end_of(memory.text, written)
+    if memory.valid_until is None and end is not None:
+        memory.valid_until = timestamps.format_datetime(end.at)
     if memory.event_at is None and not draft.restored:
-        when = dates.event_at(memory.text, timestamps.parse_datetime(memory.created_at))
+        when = dates.event_at(memory.text, written, skip=end[1:] if end else None)
         memory.event_at = timestamps.format_datetime(when) if when else None
-    if memory.valid_until is None and not draft.restored and memory.kind not in HAPPENED:
-        end = bounds.ends(memory.text, timestamps.parse_datetime(memory.created_at))
-        memory.valid_until = timestamps.format_datetime(end) if end else None
     if memory.source and not memory.source_hash:
         memory.source_hash = file_sha256(memory.source)
     memory.content_hash = content_hash(memory.text)

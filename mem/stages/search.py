@@ -363,7 +363,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories, notes))
             for i, (score, rowid, components) in enumerate(top)]
     # what no longer holds now is no newer truth for the steps below: the rule it was an exception to holds again
-    gone = expired_ids(hits, plan.now) if "validity" in names and not named_window else frozenset()
+    gone = expired_ids(hits, _asked_at(plan)) if "validity" in names and not named_window else frozenset()
     open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
     hits = newer_first(hits, [p for p in open_pairs(hits, open_edges, query.text) if p[0] not in gone])  # open contradictions
     rowid_of = {m.id: rowid for rowid, m in memories.items()}
@@ -533,6 +533,17 @@ def _notes(plan: Plan) -> dict[str, dict[int, Any]]:
             "expired": plan.memo.get("expired") or {}}
 
 
+def _asked_at(plan: Plan) -> datetime:
+    """The time a query asks what holds at: now, or its ``until`` bound when that is earlier (``--until
+    2036-12-31`` asks about December, when the freeze that ended in January still held)."""
+    from mem.enrich.timestamps import parse_datetime
+
+    try:
+        return min(plan.now, parse_datetime(plan.query.until)) if plan.query.until else plan.now
+    except ValueError:  # check_query has refused a bad bound already: never reached
+        return plan.now
+
+
 def _validity(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, float]:
     """What holds at the query's now, for a query that names no time of its own (``mem.score.validity``): an
     exception in force (a ``suspends`` edge from a memory whose end is ahead) is at least as relevant as the
@@ -542,11 +553,11 @@ def _validity(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, 
 
     suspended = suspensions(ctx.store, list(fused))
     if suspended:
-        holding = in_force(suspended, plan.now)
+        holding = in_force(suspended, _asked_at(plan))
         ending = {x: end for exceptions in suspended.values() for x, end in exceptions}
         plan.memo["in_force"] = {r: (x, ending[x]) for r, x in holding.items()}
         fused = inherit(fused, holding)
-    gone = {r: end for r, end in ends(ctx.store, list(fused)).items() if expired(end, plan.now)}
+    gone = {r: end for r, end in ends(ctx.store, list(fused)).items() if expired(end, _asked_at(plan))}
     if not gone:
         return fused
     plan.memo["expired"] = {r: {"valid_until": end, "factor": KEPT} for r, end in gone.items()}
