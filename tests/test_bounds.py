@@ -130,6 +130,11 @@ def test_after_its_end_the_rule_ranks_above_the_exception_and_why_says_so(env: d
     after = run_mem("search", ASKED, "--json", "--now", "2037-01-10T09:00:00Z", env=env).records
     assert [h["id"] for h in after] == [rule, exception]
     assert after[1]["why"]["expired"] == {"valid_until": "2037-01-06T00:00:00.000Z", "factor": 0.3}
+    if env is None:  # on a terminal, the why cell of the exception says it has ended
+        from tests.tty import run_tty
+
+        table = run_tty("search", ASKED, "--now", "2037-01-10T09:00:00Z", columns=160)
+        assert table.code == 0 and [line for line in table.output.splitlines() if "ended" in line], table.output
     # the ablation: without the step the newer exception keeps its place
     kept = run_mem("search", ASKED, "--json", "--now", "2037-01-10T09:00:00Z", "--channel=-validity", env=env).records
     assert kept[0]["id"] == exception and "expired" not in kept[0]["why"]

@@ -29,8 +29,9 @@ _NARROW = frozenset({"rank", "score", "id", "kind", "layer", "status", "when", "
 _WIDE = ("text", "reason", "detail", "why", "fix", "label", "name")
 _CHANNEL_SHORT = {"semantic": "sem", "bm25": "bm", "entity": "ent", "temporal": "time", "community": "comm"}
 # why's keys of the steps that move a hit: up ('newer', 'page'), or down ('other-env': it names only other
-# deployment environments than the query)
-_MOVED = (("newer", ("contradicts", "current")), ("page", ("order",)), ("other-env", ("environment",)))
+# deployment environments than the query; 'ended': its valid_until is behind the time asked about)
+_MOVED = (("newer", ("contradicts", "current")), ("page", ("order",)), ("other-env", ("environment",)),
+          ("ended", ("expired",)))
 
 
 def shown(value: Any) -> str:
