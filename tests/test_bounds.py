@@ -30,6 +30,8 @@ WRITTEN = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)  # a Thursday
     ("Until the new TSO link is certified on 2 March, curtailment goes through the FTP drop.", "2037-03-02"),
     ("The release train goes back to weekly from January 12.", "2037-01-12"),
     ("COBALT_WH is a Large now during the backfill month; it goes back to Medium on April 1.", "2037-04-01"),
+    ("Deploys need two approvals this week only.", "2036-11-24"),  # a time it was written in, alone
+    ("Only today, the office wifi runs on the backup line.", "2036-11-21"),
 ])
 def test_an_end_named_in_the_text_is_read(text: str, end: str) -> None:
     assert ends(text, WRITTEN) == datetime.fromisoformat(end).replace(tzinfo=timezone.utc)
@@ -42,6 +44,8 @@ def test_an_end_named_in_the_text_is_read(text: str, end: str) -> None:
     "Logs are kept until they are 30 days old.",  # no date
     "Until the new TSO link is certified, curtailment goes through the FTP drop.",  # no date either
     "We shipped on Dec 2 and went back to normal.",  # a date, but no end word before it
+    "Only in December do we freeze deploys.",  # a time ahead, not the one it was written in: every December
+    "Production deploys only Thursday to Friday, 09:00 to 16:00.",  # weekdays: a weekly schedule
     "Farid's contract ends on 31 May and Aiko takes the integration over from June.",  # an event, then a handover
     "Dana handed the on-call to Tomasz; she stays as his backup until April.",  # the handover is for good
     "Season 3 went out clean, Ingrid is back from leave on Thursday.",  # a person back, no state back to
