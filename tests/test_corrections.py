@@ -613,3 +613,33 @@ def test_search_keeps_an_older_answer_first_when_the_newer_value_is_another_slot
     order = [h["id"] for h in hits]
     assert "supersedes" not in second and order.index(first["id"]) < order.index(second["id"])
     assert not any("current" in h["why"] for h in hits)
+
+
+# (older, newer): a note's passive without its "was", and "renamed" with the new name right after it
+TELEGRAPHIC_PAIRS = {
+    "renamed_no_to": ("Build notifications go to #ci-builds.", "#ci-builds renamed #ci-alerts; the bot config is updated."),
+    "renamed_no_was": ("Payment events are consumed by the pay-sync worker.",
+                       "pay-sync renamed to ledger-sync; dashboards follow."),
+    "replaced_no_was": ("Nightly exports go to the bucket exports-prod-eu.",
+                        "exports-prod-eu replaced by exports-archive-eu after the storage review."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TELEGRAPHIC_PAIRS))
+@pytest.mark.parametrize("on", [True, False])
+def test_a_rename_told_in_a_note_s_short_form_supersedes(name: str, on: bool, monkeypatch) -> None:
+    from mem.enrich import corrections
+    from mem.runtime import clear_reader_caches
+    from tests.conftest import pair_added_with
+
+    clear_reader_caches()
+    older, newer = pair_added_with(monkeypatch, corrections, "TELEGRAPHIC", on, TELEGRAPHIC_PAIRS[name],
+                                   {"MEM_EMBEDDER": "minilm"})
+    clear_reader_caches()
+    assert (newer.get("supersedes") == [older["id"]]) is on
+
+
+def test_an_active_rename_with_no_target_reads_no_change() -> None:
+    from mem.enrich import corrections
+
+    assert corrections.read("We renamed the repo.") is None or not corrections.read("We renamed the repo.").new

@@ -95,6 +95,12 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     (_verb_words(*_REPLACE, *_REMOVE) | {"gone"},
      rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
      rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
+    # A renamed (to) B, A replaced by B: a note's passive with no "was" ("wo-bridge repo renamed to
+    # gustline/sap-pm-sync"), and "renamed" with its new name right after ("#gust-alarms has been renamed
+    # #ops-alarms"); an active "we renamed the repo" has no target after its verb, so it is not read here
+    (_verb_words(*_REPLACE),
+     rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?(?:{_REPLACE_RE}\s+"
+     rf"(?:with|by|to|in favou?r of)|renamed(?=\s+[#\w./-]*[#\d_./-]))\s+{_SPAN.format('new')}{_STOP}"),
     # dropping / removed / retired / reverted A
     (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
@@ -116,6 +122,9 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
     ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]]
+_TELEGRAPHIC = _SHAPES[3][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
+# A note's passive without its "was" and "renamed" without "to" are read as changes. False: only the full forms.
+TELEGRAPHIC = True
 # An update without a named old value: a verb of change (not "settled at") or a marker word (``_NOW_RE``).
 _NOW = "|".join(sorted(CHANGE_MARKERS, key=len, reverse=True))
 _CHANGE_VERB_WORDS = _verb_words("change", "replace", "transfer", "remove", "undo")
@@ -245,7 +254,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     handed: list[tuple[Value, Value]] = []
     runs = frozenset(_RUNS.findall(lowered))
     for needed, shape in _SHAPES:
-        if PREFILTER and needed.isdisjoint(runs):
+        if PREFILTER and needed.isdisjoint(runs) or shape is _TELEGRAPHIC and not TELEGRAPHIC:
             continue
         for match in shape.finditer(lowered):
             found = {name: Value.of(raw) for name, raw in match.groupdict().items() if raw}
