@@ -26,7 +26,7 @@ limit_blas_threads()  # before any bench imports numpy: see mem/runtime.py
 # difference they print never shows a held-out text.
 HELD_OUT = frozenset({"coding_memory_k.jsonl", "coding_memory_k_queries.jsonl", "coding_memory_l.jsonl",
                       "coding_memory_l_queries.jsonl", "coding_memory_y.jsonl", "coding_memory_y_queries.jsonl",
-                      *(f"coding_memory_{w}{tail}.jsonl" for w in ("z", "zb", "zc", "zd") for tail in ("", "_queries")),
+                      *(f"coding_memory_{w}{tail}.jsonl" for w in ("z", "zb", "zc", "zd", "ze") for tail in ("", "_queries")),
                       "contradictions_heldout4.jsonl"})
 
 

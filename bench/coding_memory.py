@@ -5,7 +5,7 @@
     python bench/coding_memory.py --misses                     # also list what the full config got wrong
     python bench/coding_memory.py --set both --configs full    # both datasets, one table each
 
-Twenty-nine datasets, different projects and teams (``--set a|b|...|x|y|z|zb|zc|zd|both|all|judge|held``, default ``a``; ``both`` is a
+Thirty datasets, different projects and teams (``--set a|b|...|x|y|z|zb|zc|zd|ze|both|all|judge|held``, default ``a``; ``both`` is a
 and b; ``--data``/``--queries`` name any other pair):
 
 * ``a``: Brightbill, a B2B invoicing SaaS (Python/FastAPI, Celery, Next.js): ``bench/coding_memory.jsonl``;
@@ -123,7 +123,18 @@ and b; ``--data``/``--queries`` name any other pair):
   rig, weekends, storm shutdown, curtailment, warranty, audit), most not opening with their case, and five
   temporary exceptions that end, each asked for by name (53 queries), with the general facts asked on their
   own and again after each exception has ended (gold the rule, stale the exception); 25 look-alikes that must
-  not supersede and three restatements in other units.
+  not supersede and three restatements in other units. Its misses were read in the same session (after the first
+  run), so it is studied from then on.
+* ``ze``: Snowline, the software team of a five-resort ski group (a Django/Stripe ticket shop, a Rust gate-bridge to
+  RFID lift readers over TCP, a season-pass service, a FastAPI snow and lift-status API feeding Kotlin and Swift
+  apps, grooming-fleet telemetry MQTT -> Kafka -> ClickHouse, a staff-scheduling sync; GKE, Cloud SQL, Memorystore,
+  Pub/Sub, GitLab CI): ``bench/coding_memory_ze.jsonl``, 203 memories over 16 sessions (Sep 2038 - Feb 2039, six
+  late wiki imports), 213 queries, 77 about superseded facts (65 labelled corrections), written blind by a helper
+  in the twenty-first session, while zd was being studied, and committed before any run against it; held out.
+  Corrections with and without a change word or the old value, other units and words, the same setting named
+  otherwise, handovers told by the old owner, the new owner and a third party and a hand-back, vendor switches,
+  renames, removals, a correction inside long notes, chains of three and four; 20 sibling rows, six temporary
+  exceptions asked before and after their end, 27 look-alikes (eight restatements in other units).
 
 Dataset ``a`` is ten weeks of one project's memories as a coding
 assistant would store them: facts, decisions, conventions, bugs, people, commands, preferences,
@@ -178,11 +189,11 @@ SETS = {"a": (DEFAULT_DATA, DEFAULT_QUERIES),
         "k": (ROOT / "bench" / "coding_memory_k.jsonl", ROOT / "bench" / "coding_memory_k_queries.jsonl"),
         "l": (ROOT / "bench" / "coding_memory_l.jsonl", ROOT / "bench" / "coding_memory_l_queries.jsonl"),
         **{w: (ROOT / "bench" / f"coding_memory_{w}.jsonl", ROOT / "bench" / f"coding_memory_{w}_queries.jsonl")
-           for w in [*"mnopqrstuvwxyz", "zb", "zc", "zd"]}}
+           for w in [*"mnopqrstuvwxyz", "zb", "zc", "zd", "ze"]}}
 # m-r, s-x: written blind for fitting the learned judge (``mem.score.replaces``, ``bench/slot_judge.py``);
-# y, z, zb, zc, zd: written blind as held-out data, like k and l (``benchlib.HELD_OUT``)
+# y, z, zb, zc, zd, ze: written blind as held-out data (zd studied since its first run), like k and l (``benchlib.HELD_OUT``)
 GROUPS = {"both": ("a", "b"), "all": ("a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"),
-          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y", "z", "zb", "zc", "zd")}
+          "judge": tuple("mnopqrstuvwx"), "held": ("k", "l", "y", "z", "zb", "zc", "zd", "ze")}
 TYPES = ("direct", "paraphrase", "later", "superseded")
 KS = (1, 5, 10)
 SCOPE = "proj"

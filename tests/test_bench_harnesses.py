@@ -71,7 +71,8 @@ def _in_unit(value: float) -> bool:
                                                                                      ("l", 150, 170, 50),
                                                                                      *((w, 200, 130, 65) for w in "mnopqrstuvwx"),
                                                                                      *((w, 200, 130, 65) for w in ("y", "z", "zb", "zc")),
-                                                                                     ("zd", 170, 170, 40)])
+                                                                                     ("zd", 170, 170, 40),
+                                                                                     ("ze", 200, 200, 60)])
 def test_coding_dataset_labels_are_consistent(coding: ModuleType, which: str, min_memories: int, min_queries: int,
                                               min_superseded: int) -> None:
     data, query_path = coding.SETS[which]
