@@ -643,3 +643,37 @@ def test_an_active_rename_with_no_target_reads_no_change() -> None:
     from mem.enrich import corrections
 
     assert corrections.read("We renamed the repo.") is None or not corrections.read("We renamed the repo.").new
+
+
+@pytest.mark.parametrize("on", [True, False])
+@pytest.mark.parametrize("newer", ["From Marta: I've handed billing-export over to Tom Reyes, send questions his way.",
+                                   "Marta here - I'm handing billing-export to Tom Reyes, send questions his way."])
+def test_a_handover_told_by_the_old_owner_in_the_first_person_supersedes(newer: str, on: bool, monkeypatch) -> None:
+    from mem.enrich import corrections
+    from mem.runtime import clear_reader_caches
+
+    clear_reader_caches()
+    monkeypatch.setattr(corrections, "SPEAKER_I", on)
+    env = {"MEM_EMBEDDER": "minilm"}
+    older = run_mem("add", "Questions about billing-export go to Marta Lind, who owns it.", "--now", "2026-05-01T09:00:00Z",
+                    env=env).records[0]
+    # given as a fact: a first-person note is guessed to be an episode, which never supersedes
+    added = run_mem("add", newer, "--kind", "fact", "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    clear_reader_caches()
+    assert (added.get("supersedes") == [older["id"]]) is on
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_what_an_older_memory_only_asks_is_no_value_a_handover_replaces(on: bool, monkeypatch) -> None:
+    from mem.enrich import corrections
+    from mem.runtime import clear_reader_caches
+
+    clear_reader_caches()
+    monkeypatch.setattr(corrections, "OLDER_ASKED", on)
+    env = {"MEM_EMBEDDER": "minilm"}
+    asked = run_mem("add", "Open question for Marta: should billing-export retry on a 503 or page? Nothing decided yet.",
+                    "--kind", "note", "--now", "2026-05-01T09:00:00Z", env=env).records[0]
+    added = run_mem("add", "From Marta: I've handed billing-export over to Tom Reyes, send questions his way.",
+                    "--kind", "fact", "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    clear_reader_caches()
+    assert (added.get("supersedes") == [asked["id"]]) is not on

@@ -125,6 +125,11 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
 _TELEGRAPHIC = _SHAPES[3][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
 # A note's passive without its "was" and "renamed" without "to" are read as changes. False: only the full forms.
 TELEGRAPHIC = True
+# A note's named speaker is who its "I" is ("From Marek: I've handed ..."). False: "I" names no one.
+SPEAKER_I = True
+# What the older says only in a question ("Open question for Aisha: should curtail-api retry?") states nothing a
+# correction replaces. False: every word of the older counts.
+OLDER_ASKED = True
 # An update without a named old value: a verb of change (not "settled at") or a marker word (``_NOW_RE``).
 _NOW = "|".join(sorted(CHANGE_MARKERS, key=len, reverse=True))
 _CHANGE_VERB_WORDS = _verb_words("change", "replace", "transfer", "remove", "undo")
@@ -202,6 +207,35 @@ def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]
 _PLANNED = re.compile(r"\b(?:than|as) planned\b", re.IGNORECASE)
 
 
+# "From Marek: I've handed ...", "Kenji here - I've taken over ...": a note whose speaker says "I"
+_SPEAKER_SAYS_I = re.compile(r"^(?:from\s+)?(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*"
+                             r"(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])", re.IGNORECASE)
+
+
+def _spoken(text: str) -> str:
+    """``text`` with the "I" of a note's named speaker read as the speaker (``SPEAKER_I``): "From Marek: I've
+    handed rules-engine to Hana" hands it over from Marek, the old owner a handover names.
+
+    >>> _spoken("Aisha: I'm handing curtail-api to Jonas Brandt."), _spoken("Kenji here - I've taken over the router.")
+    ('Aisha handing curtail-api to Jonas Brandt.', 'Kenji taken over the router.')
+    """
+    found = _SPEAKER_SAYS_I.match(text) if SPEAKER_I else None
+    if found is None or not found["name"][0].isupper() or found["name"].lower() == "from":
+        return text
+    return f"{found['name']}{text[found.end('i'):]}"
+
+
+def _unasked(text: str) -> str:
+    """``text`` without its questions (``OLDER_ASKED``): what an older memory only asks states no value.
+
+    >>> _unasked("Open question for Aisha: should it retry? Nothing decided yet.")
+    ' Nothing decided yet. '
+    """
+    if not OLDER_ASKED or "?" not in text:
+        return text
+    return "".join(" " + sentence.strip() if not sentence.rstrip().endswith("?") else "" for sentence in _sentences(text))
+
+
 def _realised(text: str) -> str:
     """``text`` with its unrealised sentences blanked (``lexicon.UNREALISED``: a plan, a proposal, what was
     weighed and not done; a question): what they name did not change, so they name no old value, no new
@@ -247,7 +281,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     >>> read("The API uses FastAPI.") is None
     True
     """
-    text = _numerals(_realised(text))
+    text = _numerals(_realised(_spoken(text)))
     lowered = _named_verbs(text).lower()
     old: list[Value] = []
     new: list[Value] = []
@@ -313,7 +347,7 @@ def related(reading: Reading, older_text: str) -> bool:
     relations = [relation for _, _, relation in _rivals(reading, older_text)]
     if reading.bare or relations:
         return any(relation != OTHER for relation in relations)
-    terms, numbers, parts = _facts(older_text)
+    terms, numbers, parts = _facts(_unasked(older_text))
     return len(reading.slot & terms) >= 2 or any(v.stated_in(parts, numbers) for v in reading.old)
 
 
@@ -463,7 +497,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     correction names, or it holds a setting of the same type with another value on the slot, with
     ``EVIDENCE`` in shared words.
     """
-    terms, numbers, parts = _facts(older_text)
+    terms, numbers, parts = _facts(_unasked(older_text))
     slot = len(reading.slot & terms)
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
     if PREFILTER and shared + 1 < EVIDENCE and not reading.old and not (neighbour and slot >= 2):
