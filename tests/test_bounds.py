@@ -29,6 +29,7 @@ WRITTEN = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)  # a Thursday
     ("Until Jan 6, the nightly job runs at 03:00.", "2037-01-06"),  # an end fronted before its statement
     ("Until the new TSO link is certified on 2 March, curtailment goes through the FTP drop.", "2037-03-02"),
     ("The release train goes back to weekly from January 12.", "2037-01-12"),
+    ("Releases are daily during the migration; the train reverts to weekly from January 12.", "2037-01-12"),
     ("COBALT_WH is a Large now during the backfill month; it goes back to Medium on April 1.", "2037-04-01"),
     ("Deploys need two approvals this week only.", "2036-11-24"),  # a time it was written in, alone
     ("Only today, the office wifi runs on the backup line.", "2036-11-21"),
