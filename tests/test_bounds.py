@@ -28,6 +28,7 @@ WRITTEN = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)  # a Thursday
     ("Staging is read-only till 2036-12-01.", "2036-12-01"),
     ("Until Jan 6, the nightly job runs at 03:00.", "2037-01-06"),  # an end fronted before its statement
     ("Until the new TSO link is certified on 2 March, curtailment goes through the FTP drop.", "2037-03-02"),
+    ("Polling there is every 30 s until the cable ship finishes the repair, expected 27 Feb.", "2037-02-27"),
     ("The release train goes back to weekly from January 12.", "2037-01-12"),
     ("Releases are daily during the migration; the train reverts to weekly from January 12.", "2037-01-12"),
     ("COBALT_WH is a Large now during the backfill month; it goes back to Medium on April 1.", "2037-04-01"),

@@ -44,8 +44,9 @@ from mem.enrich.timestamps import aware
 # and stays true after it: no end word of the statement's own.)
 _BEFORE_DAY = r"until|till|til|'til|up\s+until"
 _WITH_DAY = r"through|thru|up\s+to\s+and\s+including"
-# ... the date right after it, or, after "until", inside its clause: "until the new TSO link is certified on 2 March"
-_END_WORD = re.compile(rf"\b(?:(?P<before>{_BEFORE_DAY})(?:\s[^,;!?]{{0,60}}?)?|(?P<with>{_WITH_DAY})(?:\s+on)?)\s+$",
+# ... the date right after it, or, after "until", inside its clause or an apposition to it: "until the new TSO
+# link is certified on 2 March", "until the cable ship finishes the repair, expected 27 Feb"
+_END_WORD = re.compile(rf"\b(?:(?P<before>{_BEFORE_DAY})(?:\s[^;!?]{{0,60}}?)?|(?P<with>{_WITH_DAY})(?:\s+on)?)\s+$",
                        re.IGNORECASE)
 # "back to 2 on Dec 2", "reverts to weekly from Jan 6", "returns to normal after March 3": the old state
 # comes back on that day, so the statement ends where it begins (or where it ends, after "after")
