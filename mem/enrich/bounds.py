@@ -6,19 +6,19 @@ and the rest of mem reads it structurally:
 
 * **supersession** (``mem.stages.supersede``): a bounded statement does not replace an open-ended one
   about the same thing. Their contexts overlap only until the end, and after it the open-ended one is
-  what holds again ("back to 2 on Dec 2"), so the newer is an exception for a while, a row beside the
-  rule, not its correction;
-* **search** (``mem.stages.search``): once the end has passed, the statement is history. A query that
-  names no time of its own asks about now, and an expired memory keeps only part of its relevance, as a
-  memory outside a time the query names does.
+  what holds again ("back to 2 on Dec 2"), so the newer suspends the rule for a while (a ``suspends``
+  edge) rather than superseding it;
+* **search** (``mem.score.validity``): while the end is ahead, the exception answers first; once it has
+  passed, the statement is history. A query that names no time of its own asks about now, and an
+  expired memory keeps only part of its relevance, as a memory outside a time the query names does.
 
 An end counts only when it is a calendar day or longer (a date, "next week", "mid-January") written
 right after an end word ("until", "till", "through" in a text of one statement, or "back to ... on" in
 any), or a time the text was written in that it holds for alone ("this week only", "only today"), and only
-when it lies after the moment the text was written: "Dana handed the on-call to Tomasz;
-she stays as his backup until April" is a handover for good, with a backup for a while. "The batch runs from 01:00 until 02:00" names a time
-of day, "until 2034 we used Jenkins" a past, and "Monday until Friday" a weekly schedule: none is an
-end. Stdlib only.
+when it lies after the moment the text was written. "Dana handed the on-call to Tomasz; she stays as his
+backup until April" is a handover for good, with a backup for a while; "The batch runs from 01:00 until
+02:00" names a time of day, "until 2034 we used Jenkins" a past, and "Monday until Friday" a weekly
+schedule: none is an end of the whole text. Stdlib only.
 
 >>> from datetime import datetime, timezone
 >>> at = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)
@@ -55,10 +55,11 @@ _BACK = re.compile(r"\b(?:back\s+to|revert(?:s|ed|ing)?\s+to|return(?:s|ing)?\s+
 _ANY = re.compile(rf"\b(?:{_BEFORE_DAY}|{_WITH_DAY}|back|revert|return|resum|only)", re.IGNORECASE)  # before scanning
 # "this week only", "only today": a time the text was written in, and that it holds for alone
 _ONLY_AFTER, _ONLY_BEFORE = re.compile(r"\s*only\b", re.IGNORECASE), re.compile(r"\bonly\s+(?:for\s+|during\s+)?$", re.IGNORECASE)
+# An end fronted before the statement it bounds: "Until Jan 6, the nightly job runs at 03:00"
+_FRONTED = re.compile(rf"\s*(?:{_BEFORE_DAY}|{_WITH_DAY})\b", re.IGNORECASE)
 # Where a text holds more than one statement: "The hypertable was renamed to positions; a view named
 # vehicle_positions remains until September" ends the view, not the rename; so does a comma before a new
 # subject ("..., the old bucket name is a redirect until June")
-_FRONTED = re.compile(rf"\s*(?:{_BEFORE_DAY}|{_WITH_DAY})\b", re.IGNORECASE)
 _STATEMENTS = re.compile(r";|[.!?](?=\s+[A-Z0-9])|,\s+(?=(?:the|a|an|our|its|their|this|that|he|she|it|they|we)\s)",
                          re.IGNORECASE)
 _SHORTEST = timedelta(days=1)  # a time of day is a schedule, not an end
