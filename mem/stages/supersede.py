@@ -30,6 +30,9 @@ Resolving a conflict (the class is killed by restricting the older section):
   assertions module widens the test for ``new_kind="correction"``).
 * If the incoming memory is OLDER than the stored one (an import of old data), the incoming one
   is superseded and intake reports status ``superseded``.
+* A newer section bounded in time (``valid_until``, read from "until Jan 6" by ``mem.enrich.bounds``)
+  over an open-ended older one restricts it only until its end: a ``suspends`` edge newer -> older,
+  both left live (``BOUNDED``; search reads the edge against the query's now: ``mem.score.validity``).
 * Governance: a pinned memory is never superseded automatically (whatever its layer; an
   unpinned constitutional memory such as "I work at X" does get updated: people change jobs).
   The conflict stays *open*: a
