@@ -201,6 +201,13 @@ def test_the_outcome_and_explain_say_what_is_suspended_until_when() -> None:
     outcome = done.records[0]
     assert outcome["suspends"] == [rule_id] and outcome["until"] == "2037-01-06T00:00:00.000Z"
     assert "supersedes" not in outcome
+    # on a terminal, the outcome says what it suspends and until when
+    from tests.tty import run_tty
+
+    run_mem("add", RULE, "--scope", "tty", "--now", "2036-11-02T10:00:00Z", env=MINILM)
+    table = run_tty("add", "Deploys to production need two approvals until Jan 8.", "--scope", "tty",
+                    "--now", "2036-12-16T10:00:00Z", columns=120, env=MINILM)
+    assert table.code == 0 and "suspends" in table.output and "until 2037-01-08" in table.output, table.output
     during = run_mem("get", rule_id, "--explain", "--json", "--now", "2036-12-20T09:00:00Z", env=MINILM).records[0]
     assert during["explain"]["suspended"] == [{"by": outcome["id"], "until": "2037-01-06T00:00:00.000Z", "in_force": True}]
     after = run_mem("get", outcome["id"], "--explain", "--json", "--now", "2037-01-10T09:00:00Z", env=MINILM).records[0]

@@ -14,7 +14,7 @@ from typing import Any
 DEFAULT_COLUMNS = {
     "hit": ("rank", "id", "kind", "status", "text", "when", "why"),
     "memory": ("id", "kind", "layer", "status", "text", "when"),
-    "outcome": ("line", "status", "id", "reason"),
+    "outcome": ("line", "status", "id", "changes", "reason"),
     "event": ("at", "id", "kind", "text"),
     "finding": ("finding", "id", "other", "source", "detail", "text"),
     "action": ("phase", "action", "id", "detail"),
@@ -26,7 +26,7 @@ TIME_COLUMNS = frozenset({"when", "at", "created_at", "event_at", "updated_at", 
 # Short columns never wrap; "text" (and anything long) takes what is left.
 _NARROW = frozenset({"rank", "score", "id", "kind", "layer", "status", "when", "at", "line", "depth", "step",
                      "direction", "finding", "phase", "action", "count", "size", "check", "ms"})
-_WIDE = ("text", "reason", "detail", "why", "fix", "label", "name")
+_WIDE = ("text", "reason", "detail", "why", "fix", "label", "name", "changes")
 _CHANNEL_SHORT = {"semantic": "sem", "bm25": "bm", "entity": "ent", "temporal": "time", "community": "comm"}
 # why's keys of the steps that move a hit: up ('newer', 'page'), or down ('other-env': it names only other
 # deployment environments than the query; 'ended': its valid_until is behind the time asked about)
@@ -101,6 +101,8 @@ class Cells:
     def _cell(self, row: Mapping[str, Any], column: str) -> str:
         if column == "status":
             return status_of(row)
+        if column == "changes":
+            return self._changes(row)
         if column == "when":
             value = row.get("event_at") or row.get("created_at")
         else:
@@ -122,8 +124,32 @@ class Cells:
         return shown(value)
 
 
+    def _changes(self, row: Mapping[str, Any]) -> str:
+        """What an added memory did to others, by handle: "supersedes f431", "suspends f431 until 2037-01-06",
+        "superseded by 2a79" (an import older than what it corrects)."""
+        def named(ids: Any) -> str:
+            return ", ".join(self.handles.get(i, i) for i in ids if isinstance(i, str))
+
+        parts = []
+        if row.get("supersedes"):
+            parts.append(f"supersedes {named(row['supersedes'])}")
+        if row.get("suspends"):
+            until = row.get("until")
+            ends = f" until {until[:10]}" if isinstance(until, str) and until[4:5] == "-" else ""
+            parts.append(f"suspends {named(row['suspends'])}{ends}")
+        if isinstance(row.get("superseded_by"), str):
+            parts.append(f"superseded by {named([row['superseded_by']])}")
+        return "; ".join(parts)
+
+
 def _ids_in(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [v for r in rows for c in ID_COLUMNS if isinstance(v := r.get(c), str) and len(v) == 36]
+    return [v for r in rows for c in (*ID_COLUMNS, "supersedes", "suspends") for v in _id_values(r.get(c))]
+
+
+def _id_values(value: Any) -> list[str]:
+    """The memory ids in a cell: one, or a list of them."""
+    values = value if isinstance(value, list) else [value]
+    return [v for v in values if isinstance(v, str) and len(v) == 36]
 
 
 def render(rows: Sequence[dict[str, Any]], columns: Sequence[str] = (), *,
@@ -140,7 +166,8 @@ def render(rows: Sequence[dict[str, Any]], columns: Sequence[str] = (), *,
         return
     kind = rows[0].get("record", "")
     cols = list(columns or DEFAULT_COLUMNS.get(kind, ()) or rows[0].keys())
-    derived = {"when": ("created_at", "event_at"), "status": ("status",), "why": ("why",)}
+    derived = {"when": ("created_at", "event_at"), "status": ("status",), "why": ("why",),
+               "changes": ("supersedes", "suspends", "superseded_by")}
     cols = [c for c in cols if any(k in r for r in rows for k in derived.get(c, (c,)))] or list(rows[0].keys())
     cols = _fit(cols, rows, console.width)
     cell = Cells(handles(_ids_in(rows)) if handles else {}, now or datetime.now(timezone.utc))
