@@ -677,3 +677,15 @@ def test_what_an_older_memory_only_asks_is_no_value_a_handover_replaces(on: bool
                     "--kind", "fact", "--now", "2026-05-02T09:00:00Z", env=env).records[0]
     clear_reader_caches()
     assert (added.get("supersedes") == [asked["id"]]) is not on
+
+
+def test_a_message_relayed_from_someone_is_a_note_and_its_handover_supersedes() -> None:
+    """"From Marta: ..." relays a message, no dialogue turn: guessed a fact, it corrects what it changes."""
+    env = {"MEM_EMBEDDER": "minilm"}
+    older = run_mem("add", "Questions about billing-export go to Marta Lind, who owns it.", "--now", "2026-05-01T09:00:00Z",
+                    env=env).records[0]
+    added = run_mem("add", "From Marta: I've handed billing-export over to Tom Reyes, send questions his way.",
+                    "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    assert added["kind"] == "fact" and added.get("supersedes") == [older["id"]]
+    turn = run_mem("add", "Marta: I went to the billing offsite yesterday.", "--now", "2026-05-03T09:00:00Z", env=env)
+    assert turn.records[0]["kind"] == "episode"  # a dialogue turn stays one

@@ -79,7 +79,7 @@ def guess_kind(text: str, tags: list[str] | None = None) -> str:
 
     A tag naming a kind wins; a leading label that names a kind ("Decision: ...") gives it; a
     dialogue turn ("Caroline: ...") is an episode whatever it says; other labelled notes ("Note:",
-    "FYI:", "Important:") are classified by the text after the label.
+    "FYI:", "Important:", and a message relayed "From Marta:") are classified by the text after the label.
 
     >>> guess_kind("We decided to use Redis for the cache")
     'decision'
@@ -89,6 +89,9 @@ def guess_kind(text: str, tags: list[str] | None = None) -> str:
     'decision'
     >>> guess_kind("Ticket T-42: the deploy broke"), guess_kind("O'Brien: we'll see")
     ('fact', 'episode')
+    >>> guess_kind("From Marta: I've handed billing-export over to Tom Reyes.")
+    'fact'
+
     """
     lowered = {t.lower() for t in tags or ()}
     for kind in _TAG_KINDS:
@@ -99,7 +102,7 @@ def guess_kind(text: str, tags: list[str] | None = None) -> str:
         name = " ".join(label.group("name").lower().split())
         if name in _LABEL_KINDS:
             return _LABEL_KINDS[name]
-        if name in LABELS:
+        if name in LABELS or name.startswith("from "):  # "From Marta: ..." relays a message: a note, no turn
             return _by_cues(label.group("text")) or "fact"
         if all(_NAME_WORD.match(word) for word in label.group("name").split()) and is_speaker(label.group("name")):
             return "episode"
