@@ -74,6 +74,11 @@ def _by_cues(text: str) -> str | None:
     return None
 
 
+def label_kind(label: str) -> str | None:
+    """The kind a heading label names ("Decision", "ADR", "Correction"), else None."""
+    return _LABEL_KINDS.get(" ".join(label.lower().split()))
+
+
 def guess_kind(text: str, tags: list[str] | None = None) -> str:
     """Kind from the text's structure and cue phrases, else a fact.
 
@@ -100,8 +105,8 @@ def guess_kind(text: str, tags: list[str] | None = None) -> str:
     label = _LEADING_LABEL.match(text)
     if label:
         name = " ".join(label.group("name").lower().split())
-        if name in _LABEL_KINDS:
-            return _LABEL_KINDS[name]
+        if (kind := label_kind(name)) is not None:
+            return kind
         if name in LABELS or name.startswith("from "):  # "From Marta: ..." relays a message: a note, no turn
             return _by_cues(label.group("text")) or "fact"
         if all(_NAME_WORD.match(word) for word in label.group("name").split()) and is_speaker(label.group("name")):

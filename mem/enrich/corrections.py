@@ -218,9 +218,14 @@ def _spoken(text: str) -> str:
 
     >>> _spoken("Aisha: I'm handing curtail-api to Jonas Brandt."), _spoken("Kenji here - I've taken over the router.")
     ('Aisha handing curtail-api to Jonas Brandt.', 'Kenji taken over the router.')
+    >>> _spoken("Note: I moved the pager to Bo.")  # a heading label is nobody
+    'Note: I moved the pager to Bo.'
     """
+    from mem.enrich.classify import LABELS, label_kind
+
     found = _SPEAKER_SAYS_I.match(text) if SPEAKER_I else None
-    if found is None or not found["name"][0].isupper() or found["name"].lower() == "from":
+    if found is None or not found["name"][0].isupper() or found["name"].lower() == "from" \
+            or found["name"].lower() in LABELS or label_kind(found["name"]) is not None:
         return text
     return f"{found['name']}{text[found.end('i'):]}"
 
