@@ -315,20 +315,28 @@ def search_records(query: str, *args: str) -> list[dict[str, Any]]:
     return result.records
 
 
-def added_on_day(text: str, day: int, env: dict[str, str] | None = None) -> dict[str, Any]:
-    """``mem add TEXT`` on 2026-05-0DAY at 09:00, asserting success: its outcome record."""
-    done = run_mem("add", text, "--now", f"2026-05-0{day}T09:00:00Z", env=env)
+def added_on_day(text: str, day: int, env: dict[str, str] | None = None, kind: str | None = None) -> dict[str, Any]:
+    """``mem add TEXT`` on 2026-05-0DAY at 09:00 (with ``--kind KIND`` when given), asserting success: its
+    outcome record."""
+    done = run_mem("add", text, *(("--kind", kind) if kind else ()), "--now", f"2026-05-0{day}T09:00:00Z", env=env)
     assert done.code == 0, done.stderr
     return done.records[0]
 
 
 def pair_added_with(monkeypatch: Any, target: Any, switch: str, on: Any, pair: tuple[str, str],
-                    env: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+                    env: dict[str, str] | None = None, kinds: tuple[str | None, str | None] = (None, None)
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``target.switch`` set to ``on``, then the pair's older added on day 1 and its newer on day 2: their
-    outcome records (a rule's test with its ablation switch on and off)."""
+    outcome records (a rule's test with its ablation switch on and off); ``kinds``: each one's ``--kind``, when
+    given. The readers' caches are emptied before
+    and after: a reading cached under one setting of the switch must not answer under the other."""
     monkeypatch.setattr(target, switch, on)
+    clear_reader_caches()
     older, newer = pair
-    return added_on_day(older, 1, env), added_on_day(newer, 2, env)
+    try:
+        return added_on_day(older, 1, env, kinds[0]), added_on_day(newer, 2, env, kinds[1])
+    finally:
+        clear_reader_caches()
 
 
 def added_then_asked(older: str, newer: str, question: str, env: dict[str, str] | None = None

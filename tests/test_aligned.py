@@ -341,13 +341,10 @@ NAME_MODIFIER_PAIRS = {
 @pytest.mark.parametrize("name", sorted(NAME_MODIFIER_PAIRS))
 @pytest.mark.parametrize("on", [True, False])
 def test_a_name_qualifying_a_word_is_no_value_swapped(name: str, on: bool, monkeypatch) -> None:
-    from mem.runtime import clear_reader_caches
     from tests.conftest import pair_added_with
 
-    clear_reader_caches()
     older, newer = pair_added_with(monkeypatch, aligned, "NAME_MODIFIERS", on, NAME_MODIFIER_PAIRS[name],
                                    {"MEM_EMBEDDER": "minilm"})
-    clear_reader_caches()
     assert (newer.get("supersedes") == [older["id"]]) is not on  # without the rule: "Azure DevOps -> SQL Server"
 
 

@@ -629,13 +629,10 @@ TELEGRAPHIC_PAIRS = {
 @pytest.mark.parametrize("on", [True, False])
 def test_a_rename_told_in_a_note_s_short_form_supersedes(name: str, on: bool, monkeypatch) -> None:
     from mem.enrich import corrections
-    from mem.runtime import clear_reader_caches
     from tests.conftest import pair_added_with
 
-    clear_reader_caches()
     older, newer = pair_added_with(monkeypatch, corrections, "TELEGRAPHIC", on, TELEGRAPHIC_PAIRS[name],
                                    {"MEM_EMBEDDER": "minilm"})
-    clear_reader_caches()
     assert (newer.get("supersedes") == [older["id"]]) is on
 
 
@@ -650,32 +647,25 @@ def test_an_active_rename_with_no_target_reads_no_change() -> None:
                                    "Marta here - I'm handing billing-export to Tom Reyes, send questions his way."])
 def test_a_handover_told_by_the_old_owner_in_the_first_person_supersedes(newer: str, on: bool, monkeypatch) -> None:
     from mem.enrich import corrections
-    from mem.runtime import clear_reader_caches
+    from tests.conftest import pair_added_with
 
-    clear_reader_caches()
-    monkeypatch.setattr(corrections, "SPEAKER_I", on)
-    env = {"MEM_EMBEDDER": "minilm"}
-    older = run_mem("add", "Questions about billing-export go to Marta Lind, who owns it.", "--now", "2026-05-01T09:00:00Z",
-                    env=env).records[0]
-    # given as a fact: a first-person note is guessed to be an episode, which never supersedes
-    added = run_mem("add", newer, "--kind", "fact", "--now", "2026-05-02T09:00:00Z", env=env).records[0]
-    clear_reader_caches()
+    # given as a fact: "Marta here - I'm ..." is guessed to be a dialogue turn, an episode, which never supersedes
+    older, added = pair_added_with(monkeypatch, corrections, "SPEAKER_I", on,
+                                   ("Questions about billing-export go to Marta Lind, who owns it.", newer),
+                                   {"MEM_EMBEDDER": "minilm"}, (None, "fact"))
     assert (added.get("supersedes") == [older["id"]]) is on
 
 
 @pytest.mark.parametrize("on", [True, False])
 def test_what_an_older_memory_only_asks_is_no_value_a_handover_replaces(on: bool, monkeypatch) -> None:
     from mem.enrich import corrections
-    from mem.runtime import clear_reader_caches
+    from tests.conftest import pair_added_with
 
-    clear_reader_caches()
-    monkeypatch.setattr(corrections, "OLDER_ASKED", on)
-    env = {"MEM_EMBEDDER": "minilm"}
-    asked = run_mem("add", "Open question for Marta: should billing-export retry on a 503 or page? Nothing decided yet.",
-                    "--kind", "note", "--now", "2026-05-01T09:00:00Z", env=env).records[0]
-    added = run_mem("add", "From Marta: I've handed billing-export over to Tom Reyes, send questions his way.",
-                    "--kind", "fact", "--now", "2026-05-02T09:00:00Z", env=env).records[0]
-    clear_reader_caches()
+    asked, added = pair_added_with(
+        monkeypatch, corrections, "OLDER_ASKED", on,
+        ("Open question for Marta: should billing-export retry on a 503 or page? Nothing decided yet.",
+         "From Marta: I've handed billing-export over to Tom Reyes, send questions his way."),
+        {"MEM_EMBEDDER": "minilm"}, ("note", "fact"))
     assert (added.get("supersedes") == [asked["id"]]) is not on
 
 

@@ -123,7 +123,6 @@ class Cells:
             return shown(orjson.dumps(value).decode("utf-8"))
         return shown(value)
 
-
     def _changes(self, row: Mapping[str, Any]) -> str:
         """What an added memory did to others, by handle: "supersedes f431", "suspends f431 until 2037-01-06",
         "superseded by 2a79" (an import older than what it corrects)."""

@@ -96,7 +96,6 @@ def guess_kind(text: str, tags: list[str] | None = None) -> str:
     ('fact', 'episode')
     >>> guess_kind("From Marta: I've handed billing-export over to Tom Reyes.")
     'fact'
-
     """
     lowered = {t.lower() for t in tags or ()}
     for kind in _TAG_KINDS:

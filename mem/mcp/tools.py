@@ -36,8 +36,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                   kind: str | None = None, tags: list[str] | None = None, source: str | None = None,
                   author: str | None = None, layer: int | None = None, pinned: bool | None = None,
                   event_at: str | None = None, valid_until: str | None = None, meta: dict[str, Any] | None = None,
-                  redact: bool = False,
-                  keep_near: bool = False, extract: str | None = None, scope: str | None = None,
+                  redact: bool = False, keep_near: bool = False, extract: str | None = None, scope: str | None = None,
                   priority: int = 3) -> Outcomes:
         """Remember one text, or many (memories: texts or {text, kind, ...}); secrets rejected unless redact. priority 1-5."""
         items: list[str | dict[str, Any]] = ([text] if text is not None else []) + list(memories or [])

@@ -48,17 +48,17 @@ def expired_ids(hits: "Iterable[Hit]", now: datetime | None) -> frozenset[str]:
     return frozenset(h.memory.id for h in hits if expired(h.memory.valid_until, now))
 
 
-def in_force(suspended: Mapping[int, Iterable[tuple[int, str]]], now: datetime | None) -> dict[int, int]:
-    """rule rowid -> the rowid of the newest exception that suspends it and still holds at ``now``, from
-    ``suspended`` (rule rowid -> its exceptions' ``(rowid, valid_until)``, ``lifecycle.suspensions``).
+def in_force(suspended: Mapping[int, Iterable[tuple[int, str]]], now: datetime | None) -> dict[int, tuple[int, str]]:
+    """rule rowid -> ``(rowid, valid_until)`` of the newest exception that suspends it and still holds at ``now``,
+    from ``suspended`` (rule rowid -> its exceptions' ``(rowid, valid_until)``, ``lifecycle.suspensions``).
 
     >>> from datetime import datetime, timezone
     >>> in_force({1: [(5, "2037-01-06T00:00:00Z"), (7, "2036-12-01T00:00:00Z")]}, datetime(2036, 12, 20, tzinfo=timezone.utc))
-    {1: 5}
+    {1: (5, '2037-01-06T00:00:00Z')}
     """
     out = {}
     for rule, exceptions in suspended.items():
-        holding = [rowid for rowid, end in exceptions if not expired(end, now)]
+        holding = [(rowid, end) for rowid, end in exceptions if not expired(end, now)]
         if holding:
             out[rule] = max(holding)
     return out

@@ -25,6 +25,8 @@ from mem.stages.neighbours import NEIGHBOURS
 from mem.text import content_hash
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     import numpy as np
 
     from mem.enrich.entities import Entity
@@ -169,6 +171,11 @@ def _restore_exported(draft: Draft, raw: dict[str, Any], checked: dict[str, Any]
 HAPPENED = frozenset({"episode"})
 
 
+def end_named(text: str, kind: str, written: "datetime") -> "bounds.End | None":
+    """The end a memory's text names (``mem.enrich.bounds``), none for a kind that records what happened."""
+    return None if kind in HAPPENED else bounds.end_of(text, written)
+
+
 def _enrich(draft: Draft, ctx: "Context") -> None:
     memory = draft.memory
     if not draft.explicit_kind:
@@ -177,7 +184,7 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
         memory.layer = layer_for(memory.kind, memory.tags, pinned=memory.pinned)
     written = timestamps.parse_datetime(memory.created_at)
     # the end a statement names is not when it happened: "back to one on Jan 6" happened when it was said
-    end = None if draft.restored or memory.kind in HAPPENED else bounds.end_of(memory.text, written)
+    end = None if draft.restored else end_named(memory.text, memory.kind, written)
     if memory.valid_until is None and end is not None:
         memory.valid_until = timestamps.format_datetime(end.at)
     if memory.event_at is None and not draft.restored:

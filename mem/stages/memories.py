@@ -99,9 +99,8 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
 def _end(current: Memory, text: str | None, kind: str | None, given: str | None) -> str | None:
     """The ``valid_until`` a memory has after an update: the one ``given`` ("none" or "": none), else the end
     its new text names when its end was read from its old text (or it had none), else the one it has."""
-    from mem.enrich import bounds
     from mem.enrich.timestamps import format_datetime, parse_datetime
-    from mem.stages.add import HAPPENED, as_time
+    from mem.stages.add import as_time, end_named
 
     if given is not None:
         return None if given.strip().lower() in ("", "none") else as_time(given, "valid_until", None)
@@ -110,8 +109,8 @@ def _end(current: Memory, text: str | None, kind: str | None, given: str | None)
     written = parse_datetime(current.created_at)
 
     def read(of_text: str, of_kind: str) -> str | None:
-        found = None if of_kind in HAPPENED else bounds.ends(of_text, written)
-        return format_datetime(found) if found else None
+        found = end_named(of_text, of_kind, written)
+        return format_datetime(found.at) if found else None
 
     if current.valid_until is not None and current.valid_until != read(current.text, current.kind):
         return current.valid_until  # given by hand, not read: a new text leaves it alone

@@ -363,7 +363,7 @@ def run(ctx: "Context", query: Query) -> list[Hit]:
                 why=_why(rowid, rankings, fused, components, query_type, pulled, memories, notes))
             for i, (score, rowid, components) in enumerate(top)]
     # what no longer holds now is no newer truth for the steps below: the rule it was an exception to holds again
-    gone = expired_ids(hits, _asked_at(plan)) if "validity" in names and not named_window else frozenset()
+    gone = expired_ids(hits, plan.memo["asked_at"]) if "validity" in names and not named_window else frozenset()
     open_edges = contradiction_pairs(ctx.store, [h.memory.id for h in hits])
     hits = newer_first(hits, [p for p in open_pairs(hits, open_edges, query.text) if p[0] not in gone])  # open contradictions
     rowid_of = {m.id: rowid for rowid, m in memories.items()}
@@ -551,13 +551,12 @@ def _validity(ctx: "Context", plan: Plan, fused: dict[int, float]) -> dict[int, 
     from mem.score.validity import KEPT, expired, in_force
     from mem.store.lifecycle import ends, suspensions
 
-    suspended = suspensions(ctx.store, list(fused))
-    if suspended:
-        holding = in_force(suspended, _asked_at(plan))
-        ending = {x: end for exceptions in suspended.values() for x, end in exceptions}
-        plan.memo["in_force"] = {r: (x, ending[x]) for r, x in holding.items()}
-        fused = inherit(fused, holding)
-    gone = {r: end for r, end in ends(ctx.store, list(fused)).items() if expired(end, _asked_at(plan))}
+    asked_at = plan.memo["asked_at"] = _asked_at(plan)
+    holding = in_force(suspensions(ctx.store, list(fused)), asked_at)
+    if holding:
+        plan.memo["in_force"] = holding
+        fused = inherit(fused, {r: x for r, (x, _) in holding.items()})
+    gone = {r: end for r, end in ends(ctx.store, list(fused)).items() if expired(end, asked_at)}
     if not gone:
         return fused
     plan.memo["expired"] = {r: {"valid_until": end, "factor": KEPT} for r, end in gone.items()}

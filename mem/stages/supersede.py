@@ -176,7 +176,8 @@ def rebound(ctx: "Context", memory: "Memory", end_before: str | None) -> None:
     at = ctx.now_iso()
     if memory.valid_until is not None:  # for a while now
         for older_id in sorted(sql.replaced_by(ctx.store, [memory.id]).get(memory.id, ())):
-            if ctx.store.get(older_id).superseded_by == memory.id and ctx.store.get(older_id).valid_until is None:
+            older = ctx.store.get(older_id)
+            if older.superseded_by == memory.id and older.valid_until is None:
                 delete_edge(ctx.store, memory.id, older_id, "supersedes")
                 ctx.store.update_memory(older_id, {"superseded_by": None}, at=at, op="unsupersede")
                 sql.add_edge(ctx.store, memory.id, older_id, layer="lifecycle", type="suspends", at=at)

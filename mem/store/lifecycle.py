@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from mem.records import MEMORY_FIELDS, Memory
+from mem.store.graph import _chunks, _marks  # the graph store's batching of IN lists, shared
 
 if TYPE_CHECKING:
     import numpy as np
@@ -216,11 +217,10 @@ def superseded_now(store: "Store", ids: Sequence[str]) -> dict[str, list[str]]:
     """Each of ``ids`` that other memories are superseded by now -> those memories (their ``superseded_by``),
     in rowid order. Unlike ``replaced_by``'s edges, this is the state search hides memories by."""
     out: dict[str, list[str]] = {}
-    for start in range(0, len(ids), 500):
-        chunk = list(ids[start:start + 500])
+    for chunk in _chunks(list(ids)):
         for older, newer in store.conn.execute(
-                f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY rowid", chunk):
+                f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({_marks(len(chunk))}) ORDER BY rowid",
+                chunk):
             out.setdefault(str(newer), []).append(str(older))
     return out
 
@@ -748,12 +748,10 @@ def compress_candidates(store: "Store", scope: str, *, protected_tags: Sequence[
 def ends(store: "Store", rowids: Sequence[int]) -> dict[int, str]:
     """rowid -> ``valid_until`` of the memories among ``rowids`` that name an end (most name none)."""
     out: dict[int, str] = {}
-    ask = sorted(set(rowids))
-    for start in range(0, len(ask), 500):
-        part = ask[start:start + 500]
+    for part in _chunks(sorted(set(rowids))):
         out.update((int(r[0]), str(r[1])) for r in store.conn.execute(
-            f"SELECT rowid, valid_until FROM memories WHERE rowid IN ({','.join('?' * len(part))}) "
-            "AND valid_until IS NOT NULL", part))
+            f"SELECT rowid, valid_until FROM memories WHERE rowid IN ({_marks(len(part))}) AND valid_until IS NOT NULL",
+            part))
     return out
 
 
@@ -761,12 +759,10 @@ def suspensions(store: "Store", rowids: Sequence[int]) -> dict[int, list[tuple[i
     """rule rowid -> ``(rowid, valid_until)`` of each memory with a ``suspends`` edge to it (an exception
     for a while, ``mem.score.validity``), for the rules among ``rowids``."""
     out: dict[int, list[tuple[int, str]]] = {}
-    ask = sorted(set(rowids))
-    for start in range(0, len(ask), 500):
-        part = ask[start:start + 500]
+    for part in _chunks(sorted(set(rowids))):
         for rule, exception, end in store.conn.execute(
                 "SELECT r.rowid, x.rowid, x.valid_until FROM memories r JOIN edges e ON e.dst = r.id AND e.type = 'suspends' "
-                f"JOIN memories x ON x.id = e.src WHERE r.rowid IN ({','.join('?' * len(part))}) "
+                f"JOIN memories x ON x.id = e.src WHERE r.rowid IN ({_marks(len(part))}) "
                 "AND x.valid_until IS NOT NULL AND x.superseded_by IS NULL AND x.status != 'archived'", part):
             out.setdefault(int(rule), []).append((int(exception), str(end)))
     return out
