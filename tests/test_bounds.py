@@ -266,6 +266,49 @@ def test_an_update_reads_the_end_of_the_new_text_and_keeps_one_given_by_hand() -
     assert bad.code == 4 and "valid_until" in bad.stderr and end(read) is None
 
 
+def test_an_update_reads_when_the_new_text_says_it_happened_and_keeps_a_date_given_by_hand() -> None:
+    read = run_mem("add", "The billing outage was on 2036-03-02.", "--now", "2036-03-10T10:00:00Z").records[0]["id"]
+    given = run_mem("add", "The search outage was on 2036-03-02.", "--event-at", "2036-03-01T00:00:00Z",
+                    "--now", "2036-03-10T10:00:00Z").records[0]["id"]
+
+    def when(memory_id: str) -> str | None:
+        return _exported()[memory_id]["event_at"]
+
+    assert when(read) == "2036-03-02T00:00:00.000Z"
+    for memory_id in (read, given):
+        done = run_mem("update", memory_id, "--text", "The outage was on 2036-03-05, not the 2nd.", "--now", "2036-03-11T10:00:00Z")
+        assert done.code == 0, done.stderr
+    assert when(read) == "2036-03-05T00:00:00.000Z"  # read again: a timeline and --since see the corrected day
+    since = run_mem("search", "outage", "--since", "2036-03-04T00:00:00Z", "--now", "2036-03-11T10:00:00Z").records
+    assert [hit["id"] for hit in since] == [read]
+    assert when(given) == "2036-03-01T00:00:00.000Z"  # given by hand: the new text leaves it alone
+    assert run_mem("update", given, "--event-at", "none").code == 0 and when(given) is None
+    assert run_mem("update", read, "--text", "The outage lasted two hours.").code == 0 and when(read) is None
+    assert run_mem("update", read, "--event-at", "2036-03-04T12:00:00Z").code == 0
+    assert when(read) == "2036-03-04T12:00:00.000Z"
+    assert run_mem("update", read, "--text", "The outage on 2036-03-04 lasted two hours.").code == 0
+    assert when(read) == "2036-03-04T12:00:00.000Z"  # given by hand since: kept
+    bad = run_mem("update", read, "--event-at", "soonish")
+    assert bad.code == 4 and "event_at" in bad.stderr and when(read) == "2036-03-04T12:00:00.000Z"
+
+
+def test_over_mcp_an_update_gives_or_reads_when_it_happened() -> None:
+    import anyio
+
+    from tests.test_mcp import mcp_client
+
+    async def main() -> None:
+        async with mcp_client() as client:
+            added = (await client.call_tool("add", {"text": "The release was cut on 2036-05-04."})).structured_content
+            memory_id = added["outcomes"][0]["id"]
+            done = (await client.call_tool("update", {"id": memory_id, "text": "The release was cut on 2036-05-06."}))
+            assert done.structured_content["memories"][0]["event_at"] == "2036-05-06T00:00:00.000Z"
+            done = (await client.call_tool("update", {"id": memory_id, "event_at": "none"}))
+            assert done.structured_content["memories"][0]["event_at"] is None
+
+    anyio.run(main)
+
+
 def test_the_end_a_statement_names_is_not_when_it_happened() -> None:
     plain, dated = _store({"text": EXCEPTION, "created_at": "2036-12-15T10:00:00Z"},
                           {"text": "Since Dec 14 deploys are frozen until Jan 6.", "created_at": "2036-12-15T10:00:00Z"})

@@ -248,16 +248,17 @@ def update(
     meta: Annotated[Optional[str], typer.Option("--meta", help="JSON object merged into meta")] = None,
     redact: Annotated[bool, typer.Option("--redact", help="Mask secrets instead of refusing the change")] = False,
     valid_until: Annotated[Optional[str], typer.Option("--valid-until", help="When it stops holding (ISO-8601; 'none' clears it) [default: read again from a new --text]")] = None,
+    event_at: Annotated[Optional[str], typer.Option("--event-at", help="When it happened (ISO-8601; 'none' clears it) [default: read again from a new --text]")] = None,
     db: DbOption = None, embedder: EmbedderOption = None, now: NowOption = None,
     json: JsonOption = False, fmt: FormatOption = None,
 ) -> None:
-    """Change a memory's text, kind, tags, layer, pin or end."""
+    """Change a memory's text, kind, tags, layer, pin, end or date."""
     from mem.stages import memories
 
     with open_context(db, embedder=embedder, now=now) as ctx:
         memory = memories.update(ctx, memory_id, text=text, kind=kind, add_tags=split_csv(tag),
                                  remove_tags=split_csv(untag), layer=layer, pinned=pin, meta=_json_object(meta, "--meta"),
-                                 redact=redact, valid_until=valid_until)
+                                 redact=redact, valid_until=valid_until, event_at=event_at)
         emit([memory], table=use_table(fmt, json), ctx=ctx)
 
 

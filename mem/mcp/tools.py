@@ -60,7 +60,7 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                      include_superseded: bool = False, include_archived: bool = False,
                      channels: list[str] | None = None, why: bool = False, scope: str | None = None,
                      fusion: Literal["blend", "rrf"] | None = None, k: int | None = None) -> Hits:
-        """Hybrid search (semantic + BM25 + priors). limit: hits (10); scope '*': all scopes; why=true: reasons per hit; fusion: blend|rrf."""
+        """Hybrid search: semantic, BM25, priors. limit: hits (10); scope '*': all; why=true: reasons; fusion: blend|rrf."""
         k = limit if limit is not None else k if k is not None else 10  # k: the old name, still accepted
         if not 1 <= k <= 1000:
             raise tool_error("limit must be 1-1000")
@@ -95,13 +95,14 @@ def register(server: "MCPServer", engine: Engine) -> list[str]:
                      add_tags: list[str] | None = None, remove_tags: list[str] | None = None,
                      layer: int | None = None, pinned: bool | None = None,
                      meta: dict[str, Any] | None = None, redact: bool = False,
-                     valid_until: str | None = None) -> Memories:
-        """Change text (re-embedded), kind, tags, layer, pin, meta (merged), valid_until ('none' clears)."""
+                     valid_until: str | None = None, event_at: str | None = None) -> Memories:
+        """Change text (re-embedded), kind, tags, layer, pin, meta (merged), times ('none' clears)."""
         boundary = await engine.boundary(ctx)
         memory_id = await engine.call(boundary.resolve, engine.ctx.store, id, write=True)
         memory = await engine.call(memories.update, engine.ctx, memory_id, text=text, kind=kind, tags=tags,
                                    add_tags=add_tags or (), remove_tags=remove_tags or (), layer=layer,
-                                   pinned=pinned, meta=meta, redact=redact, valid_until=valid_until)
+                                   pinned=pinned, meta=meta, redact=redact, valid_until=valid_until,
+                                   event_at=event_at)
         return render.memories_result([memory])
 
     @tool(DESTRUCTIVE)

@@ -176,6 +176,13 @@ def end_named(text: str, kind: str, written: "datetime") -> "bounds.End | None":
     return None if kind in HAPPENED else bounds.end_of(text, written)
 
 
+def event_named(text: str, written: "datetime", end: "bounds.End | None") -> str | None:
+    """When a memory's text says it happened (``dates.event_at``, ISO-8601), the date of the ``end`` it names
+    left out: "back to one on Jan 6" happened when it was said."""
+    when = dates.event_at(text, written, skip=end[1:] if end else None)
+    return timestamps.format_datetime(when) if when else None
+
+
 def _enrich(draft: Draft, ctx: "Context") -> None:
     memory = draft.memory
     if not draft.explicit_kind:
@@ -188,8 +195,7 @@ def _enrich(draft: Draft, ctx: "Context") -> None:
     if memory.valid_until is None and end is not None:
         memory.valid_until = timestamps.format_datetime(end.at)
     if memory.event_at is None and not draft.restored:
-        when = dates.event_at(memory.text, written, skip=end[1:] if end else None)
-        memory.event_at = timestamps.format_datetime(when) if when else None
+        memory.event_at = event_named(memory.text, written, end)
     if memory.source and not memory.source_hash:
         memory.source_hash = file_sha256(memory.source)
     memory.content_hash = content_hash(memory.text)

@@ -40,11 +40,12 @@ def list_memories(ctx: "Context", *, scope: str | None = None, kinds: Sequence[s
 def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | None = None,
            tags: Sequence[str] | None = None, add_tags: Sequence[str] = (), remove_tags: Sequence[str] = (),
            layer: int | None = None, pinned: bool | None = None, meta: dict[str, Any] | None = None,
-           redact: bool = False, valid_until: str | None = None) -> Memory:
+           redact: bool = False, valid_until: str | None = None, event_at: str | None = None) -> Memory:
     """Change a memory in place through the same gate as add (``mem.gate.admit``): types, limits and
-    a secret scan of every field set, the merged meta included; a new text is re-embedded. ``valid_until``:
-    a new end (ISO-8601; "none" or "" clears it); without one, a new text's end is read again
-    (``mem.enrich.bounds``) unless the memory's end was given rather than read from its old text."""
+    a secret scan of every field set, the merged meta included; a new text is re-embedded. ``valid_until``
+    and ``event_at``: a new end, a new time it happened (ISO-8601; "none" or "" clears it); without one, a
+    new text's end (``mem.enrich.bounds``) and date (``mem.enrich.dates``) are read again, unless the
+    memory's was given rather than read from its old text."""
     from mem import gate, vocab
     from mem.enrich.classify import layer_for
     from mem.enrich.structure import structure_of
@@ -69,13 +70,15 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     if admitted.rejected:
         raise BadInput(f"not updated: {admitted.rejected}")
     changes: dict[str, Any] = dict(admitted.fields)
-    end = _end(current, changes.get("text"), changes.get("kind"), valid_until)
+    end, when = _times(current, changes.get("text"), changes.get("kind"), valid_until, event_at)
     if end != current.valid_until:
         changes["valid_until"] = end
+    if when != current.event_at:
+        changes["event_at"] = when
     vector = tokens = None
     if "text" in changes:
         changes["content_hash"] = content_hash(changes["text"])
-        changes["structure"] = structure_of(changes["text"], dated=current.event_at is not None)
+        changes["structure"] = structure_of(changes["text"], dated=when is not None)
         from mem.stages.rescore import embed_for_store
 
         vectors, states = embed_for_store(ctx.embedder, [changes["text"]])
@@ -96,25 +99,32 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
     return ctx.store.get(memory_id)
 
 
-def _end(current: Memory, text: str | None, kind: str | None, given: str | None) -> str | None:
-    """The ``valid_until`` a memory has after an update: the one ``given`` ("none" or "": none), else the end
-    its new text names when its end was read from its old text (or it had none), else the one it has."""
+def _times(current: Memory, text: str | None, kind: str | None, end_given: str | None,
+           event_given: str | None) -> tuple[str | None, str | None]:
+    """The ``valid_until`` and ``event_at`` a memory has after an update. Each is the one given ("none" or
+    "": none), else what its new text names when the old one was read from its old text (or it had none),
+    else the one it has: a time given by hand stays whatever the text says."""
     from mem.enrich.timestamps import format_datetime, parse_datetime
-    from mem.stages.add import as_time, end_named
+    from mem.stages.add import as_time, end_named, event_named
 
-    if given is not None:
-        return None if given.strip().lower() in ("", "none") else as_time(given, "valid_until", None)
-    if text is None and kind is None:
-        return current.valid_until
     written = parse_datetime(current.created_at)
 
-    def read(of_text: str, of_kind: str) -> str | None:
+    def read(of_text: str, of_kind: str) -> tuple[str | None, str | None]:
         found = end_named(of_text, of_kind, written)
-        return format_datetime(found.at) if found else None
+        return (format_datetime(found.at) if found else None), event_named(of_text, written, found)
 
-    if current.valid_until is not None and current.valid_until != read(current.text, current.kind):
-        return current.valid_until  # given by hand, not read: a new text leaves it alone
-    return read(text if text is not None else current.text, kind if kind is not None else current.kind)
+    def given(value: str, name: str) -> str | None:
+        return None if value.strip().lower() in ("", "none") else as_time(value, name, None)
+
+    now = current.valid_until, current.event_at
+    if text is None and kind is None:
+        was = read_again = now
+    else:
+        was, read_again = read(current.text, current.kind), read(current.text if text is None else text,
+                                                                 current.kind if kind is None else kind)
+    end, when = (held if held is not None and held != old else new for held, old, new in zip(now, was, read_again))
+    return (given(end_given, "valid_until") if end_given is not None else end,
+            given(event_given, "event_at") if event_given is not None else when)
 
 
 def forget(ctx: "Context", prefixes: Sequence[str], *, purge: bool = False) -> list[dict[str, Any]]:
