@@ -31,7 +31,11 @@ def stem(word: str, shortest: int = 3) -> str:
 
     >>> stem("timeouts"), stem("raised"), stem("uses"), stem("uses", 4)
     ('timeout', 'rais', 'use', 'uses')
+    >>> stem("dependencies"), stem("dependency"), stem("retries"), stem("retried"), stem("retrying"), stem("dies")
+    ('dependency', 'dependency', 'retry', 'retry', 'retry', 'die')
     """
+    if len(word) - 3 >= shortest and word.endswith(("ies", "ied")):  # "dependencies" is "dependency", not "dependenci"
+        return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) - len(suffix) >= shortest and word.endswith(suffix):
             return word[: -len(suffix)]

@@ -45,6 +45,8 @@ NOT_CORRECTIONS = [
     ("Redis is used for caching.", "Redis is not used for sessions."),
     # the same value in other units, a value of another kind, two tools' versions
     ("The request body limit is 1 MB.", "Request bodies are capped at 1024 KB."),
+    # a negated comparison is a bound, not a denial: at most 12 hours, said again
+    ("Home standby duties are at most 12 hours long.", "A home standby duty can't run longer than half a day."),
     ("The cache TTL is 5 minutes.", "The cache hit rate is around 90%."),
     ("The project targets Node 20.", "The project uses pnpm 9."),
     ("The ingestion worker concurrency is 8.", "The ingestion worker retries failed jobs 3 times."),

@@ -367,6 +367,8 @@ def test_reading_names_old_and_new_values_by_shape() -> None:
         "The Python monolith is gone.": (["python monolith"], []),
         "We dropped IE11 support from the dashboard.": (["ie11 support"], []),
         "The radius is 100 m, not 50 m.": (["50 m"], []),
+        # a value never runs on past the end of its sentence
+        "Queries hit pgvector instead of Pinecone. Costs should fall.": (["pinecone"], []),
     }
     for text, (old, new) in cases.items():
         reading = read(text)
@@ -374,6 +376,10 @@ def test_reading_names_old_and_new_values_by_shape() -> None:
         assert [v.text for v in reading.old] == old, text
         assert [v.text for v in reading.new] == new, text
     assert read("The API uses FastAPI and Postgres.") is None
+    # a verb of change a modal governs says what may or must be done: it names no old value
+    for able in ("Nobody, root included, can shorten retention or delete a locked object.",
+                 "You should drop the cache after a deploy."):
+        assert not (reading := read(able)) or not reading.old, able
     assert read("Anything", "correction") is not None  # the kind alone makes it a correction
 
 
@@ -679,3 +685,13 @@ def test_a_message_relayed_from_someone_is_a_note_and_its_handover_supersedes() 
     assert added["kind"] == "fact" and added.get("supersedes") == [older["id"]]
     turn = run_mem("add", "Marta: I went to the billing offsite yesterday.", "--now", "2026-05-03T09:00:00Z", env=env)
     assert turn.records[0]["kind"] == "episode"  # a dialogue turn stays one
+
+
+def test_a_plural_ending_in_ies_is_the_word_itself_so_a_digest_s_change_finds_its_slot() -> None:
+    # "dependencies" and "dependency" are one slot word ("dependenci" had left the slot one word short)
+    old = run_mem("add", "Security scans use Snyk for dependencies.", "--now", "2026-05-01T09:00:00Z").records[0]
+    new = run_mem("add", "AppSec monthly: pentest findings are all closed, and we moved dependency scanning from Snyk "
+                  "to GitHub Dependabot to cut costs.", "--now", "2026-05-02T09:00:00Z").records[0]
+    assert new["supersedes"] == [old["id"]]
+    hits = run_mem("search", "which tool scans our dependencies?").records
+    assert [h["id"] for h in hits] == [new["id"]]  # the superseded memory is not answered with

@@ -231,8 +231,15 @@ def _blocked(text: str) -> bool:
 
 
 def _denies(newer: str, older: str) -> bool:
-    """Whether ``newer`` is read for a denial of ``older`` (a negator only it says), not for a swapped value."""
-    return bool(NEGATORS & _said(newer)) and not NEGATORS & _said(older)
+    """Whether ``newer`` is read for a denial of ``older`` (a negator only it says), not for a swapped value.
+    A negated comparison is a bound, no denial: "a duty can't run longer than half a day" says at most 12 hours."""
+    return bool(NEGATORS & _said(newer)) and not NEGATORS & _said(older) \
+        and not _BOUND.search(_negations_spelled(newer))
+
+
+# a negator and, a word or two on, a comparison: "not longer than", "no more than", "can't exceed"
+_BOUND = re.compile(r"\b(?:not|no|never)\s+(?:[\w-]+\s+){0,2}?(?:(?:more|longer|less|fewer|later|earlier|higher|lower|"
+                    r"bigger|larger|smaller|shorter|faster|slower|sooner)\s+than|exceed)", re.IGNORECASE)
 
 
 def _told(swap: tuple[Word, Word], newer: str, new: _Side, old: _Side) -> str | None:
