@@ -284,7 +284,9 @@ def test_an_update_reads_when_the_new_text_says_it_happened_and_keeps_a_date_giv
     assert when(given) == "2036-03-01T00:00:00.000Z"  # given by hand: the new text leaves it alone
     assert run_mem("update", given, "--event-at", "none").code == 0 and when(given) is None
     assert run_mem("update", read, "--text", "The outage lasted two hours.").code == 0 and when(read) is None
+    assert _exported()[read]["structure"] == "narrative"
     assert run_mem("update", read, "--event-at", "2036-03-04T12:00:00Z").code == 0
+    assert _exported()[read]["structure"] == "timeline"  # a date given alone makes it a timeline's, as intake does
     assert when(read) == "2036-03-04T12:00:00.000Z"
     assert run_mem("update", read, "--text", "The outage on 2036-03-04 lasted two hours.").code == 0
     assert when(read) == "2036-03-04T12:00:00.000Z"  # given by hand since: kept

@@ -75,17 +75,14 @@ def _verb_words(*roles: str) -> frozenset[str]:
 # the roles of the verbs of change each shape of ``_SHAPES`` is built around
 _MOVE, _REPLACE, _TRANSFER, _REMOVE = ("change", "replace", "transfer", "undo"), ("replace",), ("transfer",), ("remove", "undo")
 _MOVE_RE, _REPLACE_RE, _TRANSFER_RE, _REMOVE_RE = (_verbs(*roles) for roles in (_MOVE, _REPLACE, _TRANSFER, _REMOVE))
-# 1-5 words, lazily; a word never ends in a full stop ("instead of Pinecone. Costs should drop" names Pinecone)
-_SPAN = r"""(?!(?:by|with|to|from)\b)(?P<{}>[\w./*@#+%'`"=-]*[\w/*@#+%'`"=-](?: [\w./*@#+%'`"=-]*[\w/*@#+%'`"=-]){{0,4}}?)"""
+# A word of a value: it never ends in a full stop ("instead of Pinecone. Costs should drop" names Pinecone)
+_VALUE_WORD = r"""[\w./*@#+%'`"=-]*[\w/*@#+%'`"=-]"""
+_SPAN = rf"(?!(?:by|with|to|from)\b)(?P<{{}}>{_VALUE_WORD}(?: {_VALUE_WORD}){{{{0,4}}}}?)"  # 1-5 words, lazily
 _STOP = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:for|in|on|at|as|from|to|because|since|after|before|until|so|and|but|when|while|which|who|than)\b)"
 _END = r"(?=\s*(?:$|[,;:.()!?\n])|\s+(?:because|since|after|before|until|so|but|when|while|which|who)\b)"
 _IDENT = r"[\w-]*[_./][\w./-]*\w"  # a name with a separator: an env var, a path, a host, a dotted name
 _NAME_LIKE = re.compile(r"(?=[\w./-]*[a-z])(?=[\w./-]*[\d_./-])[\w./-]+$")  # "europe-west1", "osm-loader", "v2.api"
 _CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
-# A verb of change in the scope of a modal says what may or must be done, not what was ("nobody can shorten
-# retention or delete a locked object", "you should drop the cache"): its clause before the verb holds one
-_MODAL = re.compile(r"\b(?:can|cannot|can't|could|may|must|should|would|shall)\b")
-_CLAUSE_START = re.compile(r"[,;:.!?()\n]")
 # Each shape of change around a verb of the table (groups old, new, new2, thing), with the whole words it needs
 # one of: a text with none of a shape's words is not searched for it (``read``)
 _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
@@ -128,14 +125,7 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]]
 _TELEGRAPHIC = _SHAPES[3][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
-_REMOVING = _SHAPES[4][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``MODALS``)
-MODALS = True
-
-
-def _modal_scope(lowered: str, at: int) -> bool:
-    """Whether the clause of ``lowered`` before ``at`` holds a modal ("nobody can shorten X or delete Y")."""
-    starts = [m.end() for m in _CLAUSE_START.finditer(lowered, 0, at)]
-    return bool(_MODAL.search(lowered, starts[-1] if starts else 0, at))
+_REMOVING = _SHAPES[4][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
 # A note's passive without its "was" and "renamed" without "to" are read as changes. False: only the full forms.
 TELEGRAPHIC = True
 # A note's named speaker is who its "I" is ("From Marek: I've handed ..."). False: "I" names no one.
@@ -255,6 +245,18 @@ def _unasked(text: str) -> str:
     return "".join(" " + sentence.strip() if not sentence.rstrip().endswith("?") else "" for sentence in _sentences(text))
 
 
+# A verb of change in the scope of a modal says what may or must be done, not what was ("nobody can shorten
+# retention or delete a locked object", "you should drop the cache")
+_MODAL = re.compile(r"\b(?:can|cannot|can't|could|may|must|should|would|shall)\b")
+_CLAUSE_START = re.compile(r"[,;:.!?()\n]")
+
+
+def _modal_scope(lowered: str, at: int) -> bool:
+    """Whether the clause of ``lowered`` before ``at`` holds a modal ("nobody can shorten X or delete Y")."""
+    starts = [m.end() for m in _CLAUSE_START.finditer(lowered, 0, at)]
+    return bool(_MODAL.search(lowered, starts[-1] if starts else 0, at))
+
+
 def _realised(text: str) -> str:
     """``text`` with its unrealised sentences blanked (``lexicon.UNREALISED``: a plan, a proposal, what was
     weighed and not done; a question): what they name did not change, so they name no old value, no new
@@ -310,7 +312,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
         if PREFILTER and needed.isdisjoint(runs) or shape is _TELEGRAPHIC and not TELEGRAPHIC:
             continue
         for match in shape.finditer(lowered):
-            if MODALS and shape is _REMOVING and _modal_scope(lowered, match.start()):
+            if shape is _REMOVING and _modal_scope(lowered, match.start()):
                 continue
             found = {name: Value.of(raw) for name, raw in match.groupdict().items() if raw}
             for name, into in (("old", old), ("new", new), ("new2", new)):

@@ -75,10 +75,13 @@ def update(ctx: "Context", prefix: str, *, text: str | None = None, kind: str | 
         changes["valid_until"] = end
     if when != current.event_at:
         changes["event_at"] = when
+    if "text" in changes or "event_at" in changes:  # a dated memory is a timeline's (``structure_of``)
+        structure = structure_of(changes.get("text", current.text), dated=when is not None)
+        if structure != current.structure:
+            changes["structure"] = structure
     vector = tokens = None
     if "text" in changes:
         changes["content_hash"] = content_hash(changes["text"])
-        changes["structure"] = structure_of(changes["text"], dated=when is not None)
         from mem.stages.rescore import embed_for_store
 
         vectors, states = embed_for_store(ctx.embedder, [changes["text"]])
@@ -116,13 +119,13 @@ def _times(current: Memory, text: str | None, kind: str | None, end_given: str |
     def given(value: str, name: str) -> str | None:
         return None if value.strip().lower() in ("", "none") else as_time(value, name, None)
 
-    now = current.valid_until, current.event_at
+    held = current.valid_until, current.event_at
     if text is None and kind is None:
-        was = read_again = now
-    else:
-        was, read_again = read(current.text, current.kind), read(current.text if text is None else text,
-                                                                 current.kind if kind is None else kind)
-    end, when = (held if held is not None and held != old else new for held, old, new in zip(now, was, read_again))
+        end, when = held
+    else:  # each time as read from the old text is replaced by the new text's; one given by hand stays
+        from_old = read(current.text, current.kind)
+        from_new = read(current.text if text is None else text, current.kind if kind is None else kind)
+        end, when = (mine if mine is not None and mine != old else new for mine, old, new in zip(held, from_old, from_new))
     return (given(end_given, "valid_until") if end_given is not None else end,
             given(event_given, "event_at") if event_given is not None else when)
 
