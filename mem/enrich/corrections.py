@@ -9,7 +9,9 @@ it a correction is structure, not the exact phrase:
   B``, ``A is gone``), or a contrast (``instead of A``, ``rather than A``, ``no longer A``,
   ``, not A``); a present form after its subject says what something does, not what changed ("it
   deletes their zones after 30 days"), so it counts only opening a clause ("Moves X to Y");
-* the **old value** A it names, and the new value B when there is one;
+* the **old value** A it names, and the new value B when there is one; in a handover told as a departure
+  ("Rhys looks after the metering service; Nadia is moving to the data team", "Tariq takes over CI from
+  Aiko"), the person who moved on, where the older names them as a person and the correction a successor;
 * the **slot**: the memory's other content words ("mqtt", "keepalive");
 * its **settings**: typed values with the words their sentence names them by: numbers with a unit,
   commands in backticks, addresses. A text with no change word at all ("MQTT keepalive settled at 90
@@ -196,6 +198,7 @@ class Reading:
     text: str = ""  # what was read (the people it names are looked up only when a decision needs them)
     handed: tuple[tuple[Value, Value], ...] = ()  # (giver, what the giver handed over) of each handover
     marked: bool = False  # a marker of what holds now ("now", "from now on", "no longer", "after all", ...)
+    left: tuple[Value, ...] = ()  # people it says moved on (``_LEFT``): an old value only as ``_succeeded`` allows
 
 
 @lru_cache(maxsize=4096)  # read of each older text by corrects, related and _rivals alike
@@ -322,7 +325,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
             if giver is not None and thing is not None and thing.terms:
                 handed.append((giver, thing))
     marked = bool(_NOW_RE.search(lowered))
-    bare = not old and not new and kind != "correction" and not marked \
+    left = [v for m in _LEFT.finditer(text) if (v := Value.of(m["who"] or m["giver"])) is not None and v not in old]
+    bare = not old and not new and not left and kind != "correction" and not marked \
         and (PREFILTER and _CHANGE_VERB_WORDS.isdisjoint(runs) or not _CHANGED.search(lowered))
     settings = _settings(text, plain=not bare)
     if bare and not settings:
@@ -331,7 +335,29 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     named = set().union(*(v.terms | _content([t for t in words(v.text) if "/" in t]) for v in (*old, *new)))
     slot = _facts(text)[0] - named - _CHANGE_STEMS
     return Reading(tuple(old), tuple(new), frozenset(slot), kind, settings, bare, _facts(text)[2], text, tuple(handed),
-                   marked)
+                   marked, tuple(left))
+
+
+# A person who moves on ("Nadia is moving to the data team", "Marta moves to the spec work in August") or whom
+# someone takes over from ("Dev Chaudhary takes over CI infra from Aiko"): what the older says they hold is someone
+# else's now. A capitalised subject may as well be a system ("Billing moves to the new cluster"), so a departure is
+# an old value only where ``_succeeded`` finds the person named in the older and a successor in the correction.
+_PERSON = r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)?"
+_LEFT = re.compile(
+    rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+)(?P<who>{_PERSON})\s+(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
+    r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?(?:to|for|onto)\b"
+    rf"|\btak(?:es|ing|e)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})")
+
+
+def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
+    """Whether ``older_text`` names ``person`` (who moved on) as a person, and the correction names someone the
+    older does not: who holds it now ("Rhys Pritchard looks after the metering service; Nadia is moving to the data
+    team" after "Nadia Farouk owns the metering service")."""
+    theirs = _names(older_text)
+    if not any(person.terms <= set(name.split()) for name in theirs):
+        return False
+    known = set(person.terms).union(*(name.split() for name in theirs))
+    return any(known.isdisjoint(name.split()) for name in _names(reading.text))
 
 
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
@@ -357,7 +383,7 @@ def lookup_terms(reading: Reading) -> list[str]:
     >>> lookup_terms(read("The dev API now listens on port 8080, not 8000."))
     ['8000', 'api', 'dev', 'listen', 'port']
     """
-    named = {t for v in reading.old for t in (*v.terms, *(f"{n:g}" for n in v.numbers))}
+    named = {t for v in (*reading.old, *reading.left) for t in (*v.terms, *(f"{n:g}" for n in v.numbers))}
     slots = {w for before in reading.settings.values() for w in _slot(before)}
     return sorted(named) + sorted(slots - named)
 
@@ -521,9 +547,11 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     ``EVIDENCE`` in shared words.
     """
     terms, numbers, parts = _facts(_unasked(older_text))
-    slot = len(reading.slot & terms)
+    # people who moved on, named in the older as people, with a successor in the correction: old values, no slot words
+    departed = [v for v in reading.left if v.stated_in(parts, numbers) and _succeeded(v, reading, older_text)]
+    slot = len(reading.slot & terms - {t for v in departed for t in v.terms})
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
-    if PREFILTER and shared + 1 < EVIDENCE and not reading.old and not (neighbour and slot >= 2):
+    if PREFILTER and shared + 1 < EVIDENCE and not reading.old and not departed and not (neighbour and slot >= 2):
         return None  # each way below needs two slot words and a close neighbour, an old value named, or the evidence
     if neighbour and slot >= 2 and (back := _refers_back(reading, older_text)):
         return back
@@ -553,6 +581,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
         v.terms <= r.terms and set(v.numbers) <= set(r.numbers) for r in rejected)  # rejected too: the two agree
               and not any(giver == v and 2 * len(thing.terms & parts) < len(thing.terms)
                           for giver, thing in reading.handed)]
+    stated += departed
     # each old value stated is evidence by its content words; one shared word and a one-word value is
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
