@@ -157,6 +157,13 @@ PAIRS = {
     "takes_over": ("Aiko Sato runs the CI infrastructure day to day.",
                    "Tariq Aziz takes over the CI infrastructure from Aiko in November.", "fact",
                    "who runs the CI infrastructure?"),
+    # a point from which it holds, said as "from now on" is: what holds now names someone else
+    "from_this_on": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
+                     "Tomas Lind signs off each mobile app store build from this release on.", "fact",
+                     "who signs off mobile app store builds?"),
+    "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
+                      "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
+                      "who signs off mobile app store builds?"),
 }
 
 
@@ -199,7 +206,8 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "settled", "howto", "identifier", "clock", "version", "refers_back", "days",
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
-                                   "now_full_names", "departed", "takes_over")}
+                                   "now_full_names", "departed", "takes_over", "from_this_on",
+                                   "starting_this")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -715,3 +723,19 @@ def test_a_plural_ending_in_ies_is_the_word_itself_so_a_digest_s_change_finds_it
     assert new["supersedes"] == [old["id"]]
     hits = run_mem("search", "which tool scans our dependencies?").records
     assert [h["id"] for h in hits] == [new["id"]]  # the superseded memory is not answered with
+
+
+@pytest.mark.parametrize(("text", "marked"), [
+    ("Tomas signs off each store build from this release on.", True),
+    ("From here on sprints are three weeks.", True),
+    ("Nadia holds the feed on-call starting this rotation.", True),
+    ("As of today the ingest cap is 40 MB.", True),
+    ("Going forward the linter runs in CI.", True),
+    # no point in time: a place in a text, a way of starting, a person
+    ("Read the checklist from the page on the wiki on.", False),
+    ("The importer rebuilt the index starting from scratch on Monday.", False),
+    ("We got the key from someone on the SRE team.", False),
+])
+def test_a_point_from_which_it_holds_marks_what_holds_now(text: str, marked: bool) -> None:
+    reading = read(text)
+    assert (reading is not None and reading.marked) is marked, reading
