@@ -715,6 +715,19 @@ def test_a_message_relayed_from_someone_is_a_note_and_its_handover_supersedes() 
     assert turn.records[0]["kind"] == "episode"  # a dialogue turn stays one
 
 
+@pytest.mark.parametrize("label", ["Handover", "Retro", "Runbook", "ClickHouse", "Ingest SLO"])
+def test_a_note_s_heading_is_no_speaker_so_the_note_is_a_fact_that_corrects(label: str) -> None:
+    """"Handover: ..." or "ClickHouse: ..." heads a note about something; only a person's label opens a dialogue
+    turn (an episode, which is never asserted and never supersedes)."""
+    older = run_mem("add", "Nadia Farouk owns the metering service and reviews its pull requests.",
+                    "--now", "2026-05-01T09:00:00Z").records[0]
+    added = run_mem("add", f"{label}: Rhys Pritchard looks after the metering service and its pull requests; Nadia is "
+                    "moving to the data team.", "--now", "2026-05-02T09:00:00Z").records[0]
+    assert added["kind"] == "fact" and added["layer"] == 3 and added.get("supersedes") == [older["id"]], added
+    people = {e["key"] for e in run_mem("graph", "entities").records if e["type"] in ("person", "name")}
+    assert "rhys pritchard" in people and label.lower() not in people, people
+
+
 def test_a_plural_ending_in_ies_is_the_word_itself_so_a_digest_s_change_finds_its_slot() -> None:
     # "dependencies" and "dependency" are one slot word ("dependenci" had left the slot one word short)
     old = run_mem("add", "Security scans use Snyk for dependencies.", "--now", "2026-05-01T09:00:00Z").records[0]

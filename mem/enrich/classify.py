@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from mem.enrich.entity_words import NOTE_LABELS as LABELS  # the one list of heading labels (no speakers)
+
 # First match wins; ordered from the most specific cue to the most general.
 _KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("correction", re.compile(r"\b(actually|correction|that was wrong|was wrong|no longer|not anymore|instead of|mistaken|turns out|we were wrong|fixed the claim)\b", re.I)),
@@ -14,20 +16,14 @@ _KIND_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("identity", re.compile(r"\b(my name is|i am an?|i'm an?|i work (?:at|as|for)|our team is|this project is)\b", re.I)),
 )
 # "Name: text" opens a dialogue turn when Name is a speaker; a heading label ("Note:", "Decision:")
-# is not a speaker, and what follows it is classified by what it says. The one list of such labels
-# (``mem.stages.extract`` splits transcripts with it too).
+# is not a speaker, and what follows it is classified by what it says (``LABELS``, which the entity reader and
+# ``mem.stages.extract``'s transcript splitting read too).
 _LEADING_LABEL = re.compile(r"^\s*(?:\*\*|__)?(?P<name>[A-Za-z][\w .'@-]{0,40}?)(?:\*\*|__)?\s*:(?:\*\*|__)?\s+(?P<text>\S.*)$",
                             re.S)
-LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, reminder, important, info, heads up,
-    tip, tips, warning, caution, caveat, gotcha, decision, decisions, decided, adr, todo, to do, fixme, step,
-    steps, example, correction, update, status, summary, tl;dr, tldr, re, subject, answer, question,
-    action, action item, next steps, result, outcome, output, input, command, commands, http, https, file,
-    path, usage, context, background, goal, problem, fix, solution, reason, why, because, rationale, cause,
-    deadline, edit, rule, policy, lesson, lessons learned, til, idea, plan, owner, breaking change, error,
-    bug, issue""".split(","))
 # Labels that name the kind themselves; any other label leaves the kind to the text after it.
 _LABEL_KINDS = {"decision": "decision", "decisions": "decision", "decided": "decision", "adr": "decision",
-                "correction": "correction", "todo": "commitment", "to do": "commitment", "action item": "commitment"}
+                "correction": "correction", "todo": "commitment", "to do": "commitment", "action item": "commitment",
+                "episode": "episode"}
 _NAME_WORD = re.compile(r"^[A-Z][^\W\d_]*(?:['.-][^\W\d_]*)*$")  # "Caroline", "O'Brien", "Dr.": no digits ("T-42")
 
 
@@ -38,7 +34,23 @@ def is_speaker(name: str) -> bool:
     (True, True, False, False)
     """
     name = name.strip()
-    return bool(name) and len(name.split()) <= 3 and " ".join(name.lower().split()) not in LABELS
+    return bool(name) and len(name.split()) <= 3 and " ".join(name.lower().split()) not in LABELS \
+        and not _names_a_thing(name)
+
+
+def _names_a_thing(label: str) -> bool:
+    """Whether a label names a thing, not a person: an acronym ("Ingest SLO:", "SOX:") or what the entity reader
+    knows as a tool, a concept or an identifier ("ClickHouse:", "Leaderboard Redis:", "BorrowBox:"). Such a label
+    heads a note about it; a name it does not know stays a speaker ("Mateus:", "O'Brien:").
+
+    >>> _names_a_thing("Ingest SLO"), _names_a_thing("ClickHouse"), _names_a_thing("Caroline"), _names_a_thing("Dr. Lee")
+    (True, True, False, False)
+    """
+    from mem.enrich.entities import extract_entities
+
+    if any(len(word) > 1 and word.isupper() and word.isalpha() for word in label.split()):
+        return True
+    return any(e.type not in ("person", "name") for e in extract_entities(f"{label} said so."))
 
 
 TAG_LAYERS = {"identity": 1, "constitutional": 1, "decision": 2, "correction": 2, "commitment": 2,

@@ -113,10 +113,21 @@ version ver release to from upgrade upgraded upgrading downgrade downgraded bump
 on requires require needs need using use supports support at
 """.split())
 # Opening a line before a colon, these are no speaker: "Note: ...", "Q: ...", "From: ...".
+# Heading labels a note opens with ("Note:", "Retro:", "Runbook:"): no speaker, whatever the case of the word after.
+# What follows one is classified by what it says (``mem.enrich.classify``).
+NOTE_LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, reminder, important, info, heads up,
+    tip, tips, warning, caution, caveat, gotcha, decision, decisions, decided, adr, todo, to do, fixme, step,
+    steps, example, correction, update, status, summary, tl;dr, tldr, re, subject, answer, question,
+    action, action item, next steps, result, outcome, output, input, command, commands, http, https, file,
+    path, usage, context, background, goal, problem, fix, solution, reason, why, because, rationale, cause,
+    deadline, edit, rule, policy, lesson, lessons learned, til, idea, plan, owner, breaking change, error,
+    bug, issue, wiki, runbook, playbook, retro, retrospective, standup, stand-up, sync, handover, handoff, proposal,
+    history, convention, conventions, experiment, triage, glossary, onboarding, incident, postmortem, post-mortem,
+    recap, minutes, changelog, release notes, announcement, faq, digest, episode""".split(","))
 SPEAKER_STOP = frozenset("""
 note todo fixme q a user assistant human ai system error warning update summary example answer
 question fix bug task decision context problem solution result status step output input reason
 tip important caution hint goal issue source date time subject re fwd cc bcc from to
-""".split()) | LABEL_WORDS  # the labels a note opens with ("Correction: ...") are no speakers either
+""".split()) | LABEL_WORDS | NOTE_LABELS  # the labels a note opens with ("Correction: ...") are no speakers either
 # Lower-case words inside one name: "Bank of America", "Ludwig van Beethoven".
 CONNECTORS = frozenset("of de van von der den da del du la le".split())
