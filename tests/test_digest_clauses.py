@@ -57,3 +57,30 @@ def test_a_plan_leading_a_list_holds_over_every_item() -> None:
 def test_a_period_spelled_as_a_word_replaces_one_in_minutes() -> None:
     assert _superseded("Metrics are scraped from the edge nodes every 10 minutes.",
                        "Metrics are scraped from the edge nodes every hour now.")
+
+
+@pytest.mark.parametrize("items", [3, 0])
+def test_a_setting_in_a_list_of_news_is_read_in_its_own_item(items: int, monkeypatch) -> None:
+    """"Sprint 9 review: A, B, and from now on sprints are three weeks": the weeks set what their item names, not
+    the items before it (``settings.LIST_ITEMS``); with no lists read, the slot runs back into "invoice export"."""
+    from mem.enrich import settings
+
+    monkeypatch.setattr(settings, "LIST_ITEMS", items)
+    clear_reader_caches()
+    try:
+        replaced = _superseded("Sprints are two weeks long and start on Mondays.",
+                               "Sprint 9 review: the search rewrite is done, the invoice export shipped, and from now "
+                               "on sprints are three weeks. Kim liked the new board.")
+    finally:
+        clear_reader_caches()
+    assert replaced is bool(items)
+
+
+def test_commas_around_a_phrase_are_no_list() -> None:
+    from mem.enrich.settings import _placed
+
+    # "every Tuesday" is a phrase between commas, not an item: its slot is the releases' cadence
+    placed = _placed("Mobile releases moved to a weekly cadence, every Tuesday, now that the pipeline runs in CI.", True)
+    assert placed[("tuesday", "day")][0][:2] == ("mobile", "releas")
+    listed = _placed("Notes: Ana rewrote the guide, the milestone has 12 open issues, triage is on Thursdays now.", True)
+    assert listed[("thursday", "day")][0] == ("triage", "")

@@ -222,7 +222,7 @@ def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ..
     out: dict[Setting, tuple[tuple[str, ...], int]] = {}
 
     def put(key: Setting, start: int) -> None:
-        sentence = _sentence_of(blanked, start)
+        sentence = _item_of(blanked, _sentence_of(blanked, start), start)
         before = text[sentence:start]
         out.setdefault(key, (_phrase(_CASED_WORD.findall(_blanked(before, _typed_in(before)))), start))
 
@@ -295,6 +295,28 @@ def _sentences(text: str) -> Iterator[str]:
 def _sentence_of(text: str, at: int) -> int:
     """Where the sentence holding position ``at`` of ``text`` begins."""
     return max((m.end() for m in _SENTENCE_END.finditer(text, 0, at)), default=0)
+
+
+# A sentence listing news ("Sync notes: A, B, C, and D") tells each item on its own: a value's slot is read in
+# its item, not in the items before it. A list is ``LIST_ITEMS`` clauses or more between commas; 0: never.
+LIST_ITEMS = 3
+_ITEM_BREAK = re.compile(r",\s+(?:and\s+)?")
+
+
+def _item_of(text: str, sentence: int, at: int) -> int:
+    """Where the item of a list holding position ``at`` begins (``LIST_ITEMS``), else ``sentence``, where its
+    sentence begins."""
+    if not LIST_ITEMS:
+        return sentence
+    end = _SENTENCE_END.search(text, at)
+    stop = end.start() if end else len(text)
+    cuts = list(_ITEM_BREAK.finditer(text, sentence, stop))
+    starts, ends = [sentence, *(m.end() for m in cuts)], [*(m.start() for m in cuts), stop]
+    # each piece a clause of its own, three words at least: "weekly, every Tuesday, now that ..." is no list
+    if len(starts) < LIST_ITEMS or any(len(text[a:b].split()) < 3 for a, b in zip(starts, ends)):
+        return sentence
+    breaks = starts[1:]
+    return max((b for b in breaks if b <= at), default=sentence)
 
 
 def _sentence_start(text: str, at: int) -> bool:
