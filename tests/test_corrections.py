@@ -744,6 +744,7 @@ def test_a_plural_ending_in_ies_is_the_word_itself_so_a_digest_s_change_finds_it
     ("Nadia holds the feed on-call starting this rotation.", True),
     ("As of today the ingest cap is 40 MB.", True),
     ("Going forward the linter runs in CI.", True),
+    ("On-call swaps on Mondays at 10:00 from next week.", True),
     # no point in time: a place in a text, a way of starting, a person
     ("Read the checklist from the page on the wiki on.", False),
     ("The importer rebuilt the index starting from scratch on Monday.", False),

@@ -143,9 +143,9 @@ _CHANGED = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove',
 # change alone may report an event ("last week we migrated the billing worker to the new queue"). "For now" says
 # the opposite: what held still holds, for a while ("staying on MSK for now", "production stays on 4.9 for now").
 # A point from which it holds, named as "from now on" is ("from here on", "from this release on", "starting this
-# rotation", "as of this sprint", "going forward"): a deictic "this" / "next" / "here", so "from the page on"
+# rotation", "as of this sprint", "from next week", "going forward"): a deictic "this" / "next" / "here", so "from the page on"
 # or "starting from scratch" name no such point.
-_FROM_ON = (r"from (?:here|then|(?:this|the next|next) [\w-]+) on|starting (?:with )?(?:this|next|the next) [\w-]+"
+_FROM_ON = (r"from (?:here|then|this [\w-]+) on|from (?:the )?next [\w-]+(?: on)?|starting (?:with )?(?:this|next|the next) [\w-]+"
             r"|as of (?:this|today|tonight)|going forward")
 _NOW_RE = re.compile(rf"\b(?:{_NOW}|{_FROM_ON})\b(?<!\bfor now)")
 
