@@ -161,6 +161,10 @@ PAIRS = {
     "from_this_on": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                      "Tomas Lind signs off each mobile app store build from this release on.", "fact",
                      "who signs off mobile app store builds?"),
+    # a machine size is one of a series: another size of the same service, on the same slot
+    "instance": ("The search cluster's data nodes run on db.r6g.large instances.",
+                 "Search cluster data nodes: db.r7g.2xlarge after the reindex.", "fact",
+                 "what size are the search data nodes?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -207,7 +211,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
                                    "now_full_names", "departed", "takes_over", "from_this_on",
-                                   "starting_this")}
+                                   "starting_this", "instance")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -753,3 +757,15 @@ def test_a_plural_ending_in_ies_is_the_word_itself_so_a_digest_s_change_finds_it
 def test_a_point_from_which_it_holds_marks_what_holds_now(text: str, marked: bool) -> None:
     reading = read(text)
     assert (reading is not None and reading.marked) is marked, reading
+
+
+def test_a_machine_size_is_typed_by_what_it_sizes_and_a_host_name_is_none() -> None:
+    from mem.enrich.settings import typed
+
+    assert typed("db.r6g.2xlarge") == ("db.r6g.2xlarge", "instance")
+    assert typed("m5.large") == ("m5.large", "instance")
+    assert typed("api.v2.example") is None and typed("node2.internal") is None
+    # two sizes of one service are rivals on one slot; a database size is no cache size
+    older = "Sidekiq's Redis is an ElastiCache cache.r6g.large with noeviction."
+    assert corrects(read("Sidekiq's Redis is a cache.r7g.xlarge after the resize."), older)
+    assert not corrects(read("Sidekiq's Redis host is a db.r7g.xlarge after the resize."), older)

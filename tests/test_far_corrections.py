@@ -17,9 +17,11 @@ FAR = {
     "push": ("Enrollment changes are pushed to Banner every quarter of an hour.",
              "The Banner push doesn't run from cron any more: Ethos change notifications trigger it as they arrive.",
              "what triggers the banner enrollment push"),
-    "nodes": ("The EKS web node group uses m6i.2xlarge instances.",
-              "Web node group: m7g.2xlarge (Graviton), now that libvips is rebuilt with NEON.",
-              "instance type of the web nodes"),
+    # (a machine size is a setting of its own since the twenty-third session: "m6i.2xlarge" -> "m7g.2xlarge" replaces
+    # outright, so the far pair names no size)
+    "nodes": ("The EKS web node group runs on Intel instances.",
+              "Web node group: Graviton, now that libvips is rebuilt with NEON.",
+              "which CPUs do the web nodes run on"),
 }
 
 

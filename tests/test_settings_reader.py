@@ -35,7 +35,11 @@ def test_a_unit_that_ends_its_word_is_read(n: int, unit: str, gap: str, after: s
 
 
 def test_the_instances_of_the_bench_sets_are_counts() -> None:
-    assert _units("The prod EKS node group runs 6 m6i.xlarge nodes.") == {"#"}
+    # six counts the nodes (the machine size between them is a setting of its own type), no unit "m"
+    from mem.text import stem
+
+    assert _settings("The prod EKS node group runs 6 m6i.xlarge nodes.", plain=True).keys() == {
+        (6.0, stem("nodes")), ("m6i.xlarge", "instance")}
     assert _units("Kueue ClusterQueue cw-train has a quota of 16 H100 GPUs.") == {"#"}
     assert {v for v, _ in _settings("AKS user pool went from 4 to 6 D8s_v5 nodes.", plain=True)} == {4.0, 6.0}
     assert _units("AKS user pool went from 4 to 6 D8s_v5 nodes.") == {"#"}

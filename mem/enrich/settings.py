@@ -110,6 +110,7 @@ QUANTITY_WINDOW = 4  # content words of its sentence before a value that name wh
 # ``(number, "#")`` for a number with no unit ("line length is now 120").
 Setting = tuple["float | str", str]
 COMMAND, URL, PLAIN, CLOCK, DAY, CHANNEL, NAME = "`", "url", "#", "clock", "day", "channel", "name"
+INSTANCE = "instance"
 _WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
 # What a value of each type looks like (matched on lowercased text), and how one is written down.
 _VALUE_SHAPES = {
@@ -123,11 +124,15 @@ _VALUE_SHAPES = {
     # whose other members share its letters (the type is the name with its numbers blanked:
     # "europe-west#"); a number on its own after a hyphen counts items ("BB-231", "dunning-2", "SHA-256")
     NAME: (r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]+\d+)(?![\w/-])", str),
+    # a machine size: a family with its generation, then a size ("m5.large", "db.r6g.2xlarge", "cache.r7g.xlarge");
+    # one of a series, whose type is what it is a size of (the service before the family: "db", "cache")
+    INSTANCE: (r"(?<![\w./-])((?:[a-z]+\.)?[a-z]{1,3}\d+[a-z]*\.\d*(?:nano|micro|small|medium|large|xlarge|metal))(?![\w/-])",
+               str),
 }
 _TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
 # each shape of ``_TYPED`` on its own, in its order, with what every match of it holds (in the lowercased
 # text): ``_typed_in`` scans with them, and not at all for a shape whose mark the text lacks
-_MARKS = {COMMAND: "`", URL: "://", CHANNEL: "#", CLOCK: ":", DAY: "day", NAME: "-"}
+_MARKS = {COMMAND: "`", URL: "://", CHANNEL: "#", CLOCK: ":", DAY: "day", NAME: "-", INSTANCE: "."}
 _TYPED_EACH = tuple((re.compile(f"(?P<{'code' if kind == COMMAND else kind}>{shape})"), _MARKS[kind])
                     for kind, (shape, _) in _VALUE_SHAPES.items())
 
@@ -228,7 +233,8 @@ def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ..
 
     for match in values:
         value, kind = _shaped(match)
-        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else kind), match.start())
+        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else
+               " ".join((INSTANCE, *value.split(".")[:-2])) if kind == INSTANCE else kind), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
