@@ -165,6 +165,10 @@ PAIRS = {
     "instance": ("The search cluster's data nodes run on db.r6g.large instances.",
                  "Search cluster data nodes: db.r7g.2xlarge after the reindex.", "fact",
                  "what size are the search data nodes?"),
+    # an abbreviation is the word it shortens: "prod" names the production slot
+    "abbreviated": ("Topic data in the production Kafka cluster is kept for 7 days.",
+                    "Prod Kafka topic data is kept for 14 days now, the auditors asked for two weeks.", "fact",
+                    "how long does production kafka keep topic data?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -211,7 +215,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
                                    "now_full_names", "departed", "takes_over", "from_this_on",
-                                   "starting_this", "instance")}
+                                   "starting_this", "instance", "abbreviated")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)

@@ -100,9 +100,9 @@ MINILM = {"MEM_EMBEDDER": "minilm"}
 NEWER_ANSWERS = [
     ("Deploys happen from Jenkins.", "Deploys go out from GitHub Actions since the CI migration.", "what deploys our services",
      "2026-03-05"),
-    ("Staging database is a db.t3.medium.", "The staging Postgres instance was resized to db.r6g.large for the load tests.",
-     "what size is the staging database", "2026-04-05"),
 ]
+# (until the twenty-third session a resize between two machine sizes was a second case here; sizes are typed
+# values now, and search puts the newer first by its own rule: ``test_a_resize_is_the_current_size``)
 
 
 @pytest.mark.parametrize("older,newer,asked,written", NEWER_ANSWERS)
@@ -134,6 +134,16 @@ def test_a_newer_written_the_next_day_is_not_taken_for_the_current_truth(older: 
     old_id, new_id = (r["id"] for r in run_mem("import", "-", input=jsonl(*records), env=MINILM).records)
     hits = run_mem("search", asked, "--json", "--scope", "p", env=MINILM).records
     assert [h["id"] for h in hits] == [old_id, new_id] and not any("order" in h["why"] for h in hits)
+
+
+def test_a_resize_is_the_current_size_and_says_so() -> None:
+    records = [{"text": "Staging database is a db.t3.medium.", "scope": "p", "created_at": "2026-01-05T09:00:00Z"},
+               {"text": "The staging Postgres instance was resized to db.r6g.large for the load tests.", "scope": "p",
+                "created_at": "2026-04-05T09:00:00Z"}]
+    old_id, new_id = (r["id"] for r in run_mem("import", "-", input=jsonl(*records), env=MINILM).records)
+    hits = run_mem("search", "what size is the staging database", "--json", "--scope", "p", env=MINILM).records
+    assert [h["id"] for h in hits] == [new_id, old_id]
+    assert hits[0]["why"]["current"]["over"] == old_id and "db.t3.medium -> db.r6g.large" in hits[0]["why"]["current"]["reason"]
 
 
 def test_a_question_naming_a_number_keeps_the_hit_stating_it_above_a_newer_one() -> None:

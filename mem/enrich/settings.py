@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 
 from mem.enrich.lexicon import (CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST, NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF,
-                                TOOLS, UNITS)
+                                TOKEN_SYNONYMS, TOOLS, UNITS)
 from mem.text import stem as _stem
 
 __all__ = ["Setting", "quantity", "typed", "words"]
@@ -72,11 +72,15 @@ def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
 
 
+ABBREVIATIONS = True
+
+
 @lru_cache(maxsize=1 << 16)  # a store's words recur
 def _fold(token: str) -> str:
-    """``token`` stemmed, irregular past forms folded, and the consonant an inflection doubled undone:
+    """``token`` stemmed, irregular past forms and abbreviations folded ("prod" is "production", "repo" is
+    "repository": ``lexicon.TOKEN_SYNONYMS``, ``ABBREVIATIONS``), and the consonant an inflection doubled undone:
     "capped" and "cap", "planning" and "plan" are one word ("ll", "ss", "zz" stay: "installed")."""
-    word = _stem(IRREGULAR_PAST.get(token, token))
+    word = _stem(IRREGULAR_PAST.get(token, TOKEN_SYNONYMS.get(token, token) if ABBREVIATIONS else token))
     if word != token and len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeioulsz":
         return word[:-1]
     return word
