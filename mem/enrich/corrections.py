@@ -43,7 +43,7 @@ from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VE
 # the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
 from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
                                  _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival, _sentences,
-                                 _settings, _show, _slot, quantity, typed, words)
+                                 _settings, _show, _slot, quantity, spellings, typed, words)
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
 
@@ -220,8 +220,9 @@ _PLANNED = re.compile(r"\b(?:than|as) planned\b", re.IGNORECASE)
 
 
 # "From Marek: I've handed ...", "Kenji here - I've taken over ...": a note whose speaker says "I"
-_SPEAKER_SAYS_I = re.compile(r"^(?:from\s+)?(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*"
-                             r"(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])", re.IGNORECASE)
+# "Mateus: handing the fleet pager to Hannah", "Tomasz here: handing ...": a note that opens on a verb says it of its speaker
+_SPEAKER_SAYS_I = re.compile(r"^(?:from\s+)?(?P<name>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*"
+                             r"(?:(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])|(?=[a-z]+(?:ing|ed)\s))", re.IGNORECASE)
 
 
 def _spoken(text: str) -> str:
@@ -230,6 +231,8 @@ def _spoken(text: str) -> str:
 
     >>> _spoken("Aisha: I'm handing curtail-api to Jonas Brandt."), _spoken("Kenji here - I've taken over the router.")
     ('Aisha handing curtail-api to Jonas Brandt.', 'Kenji taken over the router.')
+    >>> _spoken("Mateus: handing the fleet pager to Hannah Becker for May.")
+    'Mateus handing the fleet pager to Hannah Becker for May.'
     >>> _spoken("Note: I moved the pager to Bo.")  # a heading label is nobody
     'Note: I moved the pager to Bo.'
     """
@@ -239,7 +242,7 @@ def _spoken(text: str) -> str:
     if found is None or not found["name"][0].isupper() or found["name"].lower() == "from" \
             or found["name"].lower() in LABELS or label_kind(found["name"]) is not None:
         return text
-    return f"{found['name']}{text[found.end('i'):]}"
+    return f"{found['name']}{text[found.end('i'):]}" if found["i"] else f"{found['name']} {text[found.end():]}"
 
 
 def _unasked(text: str) -> str:
@@ -386,10 +389,10 @@ def lookup_terms(reading: Reading) -> list[str]:
     neighbour: the old values it names, then the slot words of the settings it states.
 
     >>> lookup_terms(read("The dev API now listens on port 8080, not 8000."))
-    ['8000', 'api', 'dev', 'listen', 'port']
+    ['8000', 'api', 'dev', 'development', 'listen', 'port']
     """
     named = {t for v in (*reading.old, *reading.left) for t in (*v.terms, *(f"{n:g}" for n in v.numbers))}
-    slots = {w for before in reading.settings.values() for w in _slot(before)}
+    slots = {spelled for before in reading.settings.values() for w in _slot(before) for spelled in spellings(w)}
     return sorted(named) + sorted(slots - named)
 
 

@@ -75,6 +75,12 @@ def words(text: str) -> list[str]:
 ABBREVIATIONS = True
 
 
+def spellings(word: str) -> set[str]:
+    """``word`` (as ``_fold`` leaves it) and the abbreviations that fold to it, the ways a text may write it
+    ("production": "prod"): what a full-text lookup by the word must ask for."""
+    return {word, *(short for short, full in TOKEN_SYNONYMS.items() if ABBREVIATIONS and _fold(full) == word)}
+
+
 @lru_cache(maxsize=1 << 16)  # a store's words recur
 def _fold(token: str) -> str:
     """``token`` stemmed, irregular past forms and abbreviations folded ("prod" is "production", "repo" is
