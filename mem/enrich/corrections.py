@@ -143,10 +143,10 @@ _CHANGED = re.compile(rf"\b(?:{_verbs('change', 'replace', 'transfer', 'remove',
 # change alone may report an event ("last week we migrated the billing worker to the new queue"). "For now" says
 # the opposite: what held still holds, for a while ("staying on MSK for now", "production stays on 4.9 for now").
 # A point from which it holds, named as "from now on" is ("from here on", "from this release on", "starting this
-# rotation", "as of this sprint", "from next week", "going forward"): a deictic "this" / "next" / "here", so "from the page on"
-# or "starting from scratch" name no such point.
-_FROM_ON = (r"from (?:here|then|this [\w-]+) on|from (?:the )?next [\w-]+(?: on)?|starting (?:with )?(?:this|next|the next) [\w-]+"
-            r"|as of (?:this|today|tonight)|going forward")
+# rotation", "as of this sprint", "from next week", "going forward"): a deictic "this" / "next" / "here", so "from
+# the page on" or "starting from scratch" name no such point.
+_FROM_ON = (r"from (?:here|then|this [\w-]+) on|from (?:the )?next [\w-]+(?: on)?"
+            r"|starting (?:with )?(?:this|next|the next) [\w-]+|as of (?:this|today|tonight)|going forward")
 _NOW_RE = re.compile(rf"\b(?:{_NOW}|{_FROM_ON})\b(?<!\bfor now)")
 
 
@@ -220,8 +220,10 @@ _PLANNED = re.compile(r"\b(?:than|as) planned\b", re.IGNORECASE)
 
 
 # "From Marek: I've handed ...", "Kenji here - I've taken over ...": a note whose speaker says "I"
-# "Mateus: handing the fleet pager to Hannah", "Tomasz here: handing ...": a note that opens on a verb says it of its speaker
-_SPEAKER_SAYS_I = re.compile(r"^(?:from\s+)?(?P<name>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*"
+# "Mateus: handing the fleet pager to Hannah", "Tomasz here: handing ...": a note that opens on a verb says it of
+# its speaker. The name is capitalised word by word ("Tomasz here:" names Tomasz).
+_SPEAKER_SAYS_I = re.compile(r"^(?:from\s+)?(?P<name>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))"
+                             r"(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*"
                              r"(?:(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])|(?=[a-z]+(?:ing|ed)\s))", re.IGNORECASE)
 
 
@@ -347,13 +349,14 @@ def read(text: str, kind: str = "fact") -> Reading | None:
 
 
 # A person who moves on ("Nadia is moving to the data team", "Marta moves to the spec work in August") or whom
-# someone takes over from ("Dev Chaudhary takes over CI infra from Aiko"): what the older says they hold is someone
+# someone takes over from ("Tariq Aziz takes over CI infra from Aiko"): what the older says they hold is someone
 # else's now. A capitalised subject may as well be a system ("Billing moves to the new cluster"), so a departure is
 # an old value only where ``_succeeded`` finds the person named in the older and a successor in the correction.
 _PERSON = r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)?"
 _LEFT = re.compile(
     rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+)(?P<who>{_PERSON})\s+(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
-    r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?(?:to|for|onto)\b"
+    r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?"
+    r"(?:to|for|onto)\b"
     rf"|\btak(?:es|ing|e)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})")
 
 

@@ -112,7 +112,6 @@ VERSION_BEFORE = frozenset("""
 version ver release to from upgrade upgraded upgrading downgrade downgraded bump bumped pin pinned
 on requires require needs need using use supports support at
 """.split())
-# Opening a line before a colon, these are no speaker: "Note: ...", "Q: ...", "From: ...".
 # Heading labels a note opens with ("Note:", "Retro:", "Runbook:"): no speaker, whatever the case of the word after.
 # What follows one is classified by what it says (``mem.enrich.classify``).
 NOTE_LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, reminder, important, info, heads up,
@@ -124,6 +123,7 @@ NOTE_LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, 
     bug, issue, wiki, runbook, playbook, retro, retrospective, standup, stand-up, sync, handover, handoff, proposal,
     history, convention, conventions, experiment, triage, glossary, onboarding, incident, postmortem, post-mortem,
     recap, minutes, changelog, release notes, announcement, faq, digest, episode""".split(","))
+# Opening a line before a colon, these are no speaker: "Note: ...", "Q: ...", "From: ...".
 SPEAKER_STOP = frozenset("""
 note todo fixme q a user assistant human ai system error warning update summary example answer
 question fix bug task decision context problem solution result status step output input reason

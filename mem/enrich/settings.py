@@ -136,8 +136,8 @@ _VALUE_SHAPES = {
     NAME: (r"(?<![\w./-])([a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]+\d+)(?![\w/-])", str),
     # a machine size: a family with its generation, then a size ("m5.large", "db.r6g.2xlarge", "cache.r7g.xlarge");
     # one of a series, whose type is what it is a size of (the service before the family: "db", "cache")
-    INSTANCE: (r"(?<![\w./-])((?:[a-z]+\.)?[a-z]{1,3}\d+[a-z]*\.\d*(?:nano|micro|small|medium|large|xlarge|metal))(?![\w/-])",
-               str),
+    INSTANCE: (r"(?<![\w./-])((?:[a-z]+\.)?[a-z]{1,3}\d+[a-z]*\.\d*(?:nano|micro|small|medium|large|xlarge|metal))"
+               r"(?![\w/-])", str),
 }
 _TYPED = re.compile("|".join(f"(?P<{'code' if kind == COMMAND else kind}>{shape})" for kind, (shape, _) in _VALUE_SHAPES.items()))
 # each shape of ``_TYPED`` on its own, in its order, with what every match of it holds (in the lowercased
@@ -331,8 +331,7 @@ def _item_of(text: str, sentence: int, at: int) -> int:
     # each piece a clause of its own, three words at least: "weekly, every Tuesday, now that ..." is no list
     if len(starts) < LIST_ITEMS or any(len(text[a:b].split()) < 3 for a, b in zip(starts, ends)):
         return sentence
-    breaks = starts[1:]
-    return max((b for b in breaks if b <= at), default=sentence)
+    return max(b for b in starts if b <= at)
 
 
 def _sentence_start(text: str, at: int) -> bool:
