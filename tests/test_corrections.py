@@ -726,7 +726,7 @@ def test_a_message_relayed_from_someone_is_a_note_and_its_handover_supersedes() 
     assert turn.records[0]["kind"] == "episode"  # a dialogue turn stays one
 
 
-@pytest.mark.parametrize("label", ["Handover", "Retro", "Runbook", "ClickHouse", "Ingest SLO"])
+@pytest.mark.parametrize("label", ["Handover", "Retro", "Runbook", "Wiki", "ClickHouse", "Ingest SLO"])
 def test_a_note_s_heading_is_no_speaker_so_the_note_is_a_fact_that_corrects(label: str) -> None:
     """"Handover: ..." or "ClickHouse: ..." heads a note about something; only a person's label opens a dialogue
     turn (an episode, which is never asserted and never supersedes)."""
