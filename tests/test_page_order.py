@@ -102,7 +102,7 @@ NEWER_ANSWERS = [
      "2026-03-05"),
 ]
 # (until the twenty-third session a resize between two machine sizes was a second case here; sizes are typed
-# values now, and search puts the newer first by its own rule: ``test_a_resize_is_the_current_size``)
+# values now, and search puts the newer first by its own rule: ``test_a_resize_is_the_current_size_and_says_so``)
 
 
 @pytest.mark.parametrize("older,newer,asked,written", NEWER_ANSWERS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from mem.enrich.entity_words import NOTE_LABELS as LABELS  # the one list of heading labels (no speakers)
 
@@ -38,6 +39,7 @@ def is_speaker(name: str) -> bool:
         and not _names_a_thing(name)
 
 
+@lru_cache(maxsize=1024)  # a transcript's labels recur line after line (``mem.stages.extract`` asks for each)
 def _names_a_thing(label: str) -> bool:
     """Whether a label names a thing, not a person: an acronym ("Ingest SLO:", "SOX:") or what the entity reader
     knows as a tool, a concept or an identifier ("ClickHouse:", "Leaderboard Redis:", "BorrowBox:"). Such a label

@@ -123,11 +123,8 @@ NOTE_LABELS = frozenset(label.strip() for label in """note, notes, nb, ps, fyi, 
     bug, issue, wiki, runbook, playbook, retro, retrospective, standup, stand-up, sync, handover, handoff, proposal,
     history, convention, conventions, experiment, triage, glossary, onboarding, incident, postmortem, post-mortem,
     recap, minutes, changelog, release notes, announcement, faq, digest, episode""".split(","))
-# Opening a line before a colon, these are no speaker: "Note: ...", "Q: ...", "From: ...".
-SPEAKER_STOP = frozenset("""
-note todo fixme q a user assistant human ai system error warning update summary example answer
-question fix bug task decision context problem solution result status step output input reason
-tip important caution hint goal issue source date time subject re fwd cc bcc from to
-""".split()) | LABEL_WORDS | NOTE_LABELS  # the labels a note opens with ("Correction: ...") are no speakers either
+# Opening a line before a colon, these are no speaker: a note's heading ("Note: ...", "Correction: ..."), a chat
+# role ("Q:", "Assistant:") or a mail header ("From:", "Cc:").
+SPEAKER_STOP = frozenset("human ai system task hint source date time fwd cc bcc from to".split()) | LABEL_WORDS | NOTE_LABELS
 # Lower-case words inside one name: "Bank of America", "Ludwig van Beethoven".
 CONNECTORS = frozenset("of de van von der den da del du la le".split())

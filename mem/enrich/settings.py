@@ -243,8 +243,7 @@ def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ..
 
     for match in values:
         value, kind = _shaped(match)
-        put((value, "name " + re.sub(r"\d+", "#", value) if kind == NAME else
-               " ".join((INSTANCE, *value.split(".")[:-2])) if kind == INSTANCE else kind), match.start())
+        put((value, _series(value, kind)), match.start())
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
@@ -317,6 +316,16 @@ def _sentence_of(text: str, at: int) -> int:
 # its item, not in the items before it. A list is ``LIST_ITEMS`` clauses or more between commas; 0: never.
 LIST_ITEMS = 3
 _ITEM_BREAK = re.compile(r",\s+(?:and\s+)?")
+
+
+def _series(value: str, kind: str) -> str:
+    """A typed value's type: one of a series is typed by what its members share ("europe-west4": "name
+    europe-west#"; "db.r6g.2xlarge": "instance db", the service it sizes); any other by its kind."""
+    if kind == NAME:
+        return "name " + re.sub(r"\d+", "#", value)
+    if kind == INSTANCE:
+        return " ".join((INSTANCE, *value.split(".")[:-2]))
+    return kind
 
 
 def _item_of(text: str, sentence: int, at: int) -> int:
