@@ -169,6 +169,15 @@ PAIRS = {
     "abbreviated": ("Topic data in the production Kafka cluster is kept for 7 days.",
                     "Prod Kafka topic data is kept for 14 days now, the auditors asked for two weeks.", "fact",
                     "how long does production kafka keep topic data?"),
+    # "took over X from P, who moves to ...": the thing handed over is a name with a separator, as specific as
+    # two slot words, and the person taken over from is the old value
+    "took_over": ("Priya Raman owns hs-ingest, the Rust service that reads telemetry off the broker.",
+                  "Jonas Berg took over hs-ingest from Priya, who moves to the app backend.", "fact",
+                  "who owns hs-ingest?"),
+    # an active "B replaces A" with no "with": its object is the old value
+    "replaces": ("The Fastly purge token is read from the environment variable PRESSROOM_FASTLY_KEY.",
+                 "FASTLY_API_TOKEN replaces PRESSROOM_FASTLY_KEY for the purge token.", "fact",
+                 "which environment variable holds the Fastly purge token?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -215,7 +224,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
                                    "now_full_names", "departed", "takes_over", "from_this_on",
-                                   "starting_this", "instance", "abbreviated")}
+                                   "starting_this", "instance", "abbreviated", "took_over", "replaces")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -341,6 +350,14 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a failover "takes over from" a machine: no one handed anything over
         "failover": ("The primary broker in Frankfurt serves every producer; Dana Kim looks after it.",
                      "Ada Byrne notes the standby broker takes over from the primary when Frankfurt fails.", "fact", ""),
+        # a service's name shared by two facts about it is no slot of its own: the retention change is not the
+        # alert's threshold, whatever number they share
+        "service_named": ("Runbook: the ingester lag alert fires when hs-ingest is more than 30 seconds behind.",
+                          "Cut Loki retention for hs-ingest logs from 30 to 14 days.", "fact", ""),
+        # a procedure headed by "Replacing ..." replaces nothing: only a finite "replaces / replaced" names an old value
+        "procedure": ("To provision a probe: scan its QR label, then `flctl probe register <deveui>` creates it.",
+                      "Replacing a probe in the field: `flctl probe replace <old> <new>` moves its history over.",
+                      "procedure", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",

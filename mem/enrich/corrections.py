@@ -105,6 +105,10 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     (_verb_words(*_REPLACE),
      rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?(?:{_REPLACE_RE}\s+"
      rf"(?:with|by|to|in favou?r of)|renamed(?=\s+[#\w./-]*[#\d_./-]))\s+{_SPAN.format('new')}{_STOP}"),
+    # B replaces / superseded A: the object of an active "replace" with no "with" is what stopped holding, whether
+    # the subject is the new value ("FASTLY_API_TOKEN replaces PRESSROOM_FASTLY_KEY") or who replaced it
+    ({"replaces", "replaced", "supersedes", "superseded"},
+     rf"\b(?:replac|supersed)(?:es|ed)\s+{_SPAN.format('old')}(?:{_STOP}|(?=\s+(?:with|by|in favou?r of)\b))"),
     # dropping / removed / retired / reverted A
     (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
@@ -127,7 +131,7 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]]
 _TELEGRAPHIC = _SHAPES[3][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
-_REMOVING = _SHAPES[4][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
+_REMOVING = _SHAPES[5][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
 # A note's passive without its "was" and "renamed" without "to" are read as changes. False: only the full forms.
 TELEGRAPHIC = True
 # A note's named speaker is who its "I" is ("From Marek: I've handed ..."). False: "I" names no one.
@@ -335,7 +339,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
             if giver is not None and thing is not None and thing.terms:
                 handed.append((giver, thing))
     marked = bool(_NOW_RE.search(lowered))
-    left = [v for m in _LEFT.finditer(text) if (v := Value.of(m["who"] or m["giver"])) is not None and v not in old]
+    left = [v for m in _LEFT.finditer(text) if (v := Value.of(m["who"] or m["giver"])) is not None]
     bare = not old and not new and not left and kind != "correction" and not marked \
         and (PREFILTER and _CHANGE_VERB_WORDS.isdisjoint(runs) or not _CHANGED.search(lowered))
     settings = _settings(text, plain=not bare)
@@ -354,10 +358,10 @@ def read(text: str, kind: str = "fact") -> Reading | None:
 # an old value only where ``_succeeded`` finds the person named in the older and a successor in the correction.
 _PERSON = r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)?"
 _LEFT = re.compile(
-    rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+)(?P<who>{_PERSON})\s+(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
+    rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+|\b(?={_PERSON},\s+who\b))(?P<who>{_PERSON})(?:,\s+who)?\s+(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
     r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?"
     r"(?:to|for|onto)\b"
-    rf"|\btak(?:es|ing|e)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})")
+    rf"|\b(?:tak(?:es|ing|e)|took)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})")
 
 
 def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
@@ -371,6 +375,7 @@ def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
     return any(known.isdisjoint(name.split()) for name in _names(reading.text))
 
 
+IDENT_SLOT = True  # a shared identifier counts as two slot words in ``corrects``
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
 SIBLINGS = True  # settings each side qualifies after its value by a word of its own are two siblings' (``_rivals``)
 _INSIDE_CAPITALISED = re.compile(r"(?<=[\w,] )[A-Z][a-z]+\b")
@@ -560,7 +565,10 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
     terms, numbers, parts = _facts(_unasked(older_text))
     # people who moved on, named in the older as people, with a successor in the correction: old values, no slot words
     departed = [v for v in reading.left if v.stated_in(parts, numbers) and _succeeded(v, reading, older_text)]
-    slot = len(reading.slot & terms - {t for v in departed for t in v.terms})
+    # what a person who moved on held, named by a name with a separator ("took over hs-ingest from Priya"), is as
+    # specific as two words (``_NAME_LIKE``); elsewhere such a name is the subject many facts share
+    slot = sum(2 if IDENT_SLOT and departed and _NAME_LIKE.match(w) and not w.isalnum() else 1
+               for w in reading.slot & terms - {t for v in departed for t in v.terms})
     shared = slot + (1 if neighbour else 0) + (1 if reading.kind == "correction" else 0)
     if PREFILTER and shared + 1 < EVIDENCE and not reading.old and not departed and not (neighbour and slot >= 2):
         return None  # each way below needs two slot words and a close neighbour, an old value named, or the evidence
@@ -592,7 +600,7 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
         v.terms <= r.terms and set(v.numbers) <= set(r.numbers) for r in rejected)  # rejected too: the two agree
               and not any(giver == v and 2 * len(thing.terms & parts) < len(thing.terms)
                           for giver, thing in reading.handed)]
-    stated += departed
+    stated += [v for v in departed if v not in stated]
     # each old value stated is evidence by its content words; one shared word and a one-word value is
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
