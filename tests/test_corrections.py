@@ -529,8 +529,13 @@ FALSE_LOOK_ALIKES = {
               "next 5-minute reload.",
               "When a tenant closes its account, run `just close-tenant <tenant>`: it revokes their gateway tokens "
               "at once and deletes their uploads after 14 days.", "procedure", ""),
+    # a change to "the default" workers leaves a worker pinned apart alone: the default holds where nothing more
+    # specific is set (the older names a qualifier of its own right before the shared words)
+    "default": ("The image-processing Celery worker is pinned to concurrency 2 because the crops are memory-hungry.",
+                "Bumped the default Celery workers to 12 after the backlog.", "fact", ""),
 }
 TWINS = {
+    "default": ("The default Celery workers run with concurrency 8.", FALSE_LOOK_ALIKES["default"][1], "fact", ""),
     "burst": ("The search API rate limit is 40 queries per second per token, enforced at the gateway.",
               FALSE_LOOK_ALIKES["burst"][1], "fact", ""),
     "ratio": ("The export worker listens on port 9000.", FALSE_LOOK_ALIKES["ratio"][1], "correction", ""),

@@ -375,6 +375,7 @@ def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
     return any(known.isdisjoint(name.split()) for name in _names(reading.text))
 
 
+DEFAULT_IS_GENERAL = True  # a newer setting of "the default X" is no change of a specific X's (``_relation``)
 IDENT_SLOT = True  # a shared identifier counts as two slot words in ``corrects``
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
 SIBLINGS = True  # settings each side qualifies after its value by a word of its own are two siblings' (``_rivals``)
@@ -454,7 +455,8 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
               their_words: frozenset[str], bare: bool = False) -> str:
     """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
     when a word both name is qualified on each side, right before it, by a word the other text lacks
-    ("API *worker* timeout" / "API *request* timeout"), or when the words right before the two values
+    ("API *worker* timeout" / "API *request* timeout") or on the older's side only while the newer's is
+    "the default" one (``DEFAULT_IS_GENERAL``), or when the words right before the two values
     differ and neither text names the other's ("rate *limit*" / "a *burst* of"); ``SAME`` when the
     older text names all the newer slot's words (or all but one of four: a correction refers back to
     what it changes); else ``NARROWER`` (the newer says more: "session cache TTL" after "cache TTL").
@@ -469,6 +471,12 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
         a, b = mine.index(head), theirs.index(head)
         if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
                 and not _present(mine[a - 1], their_words) and not _present(theirs[b - 1], my_words):
+            return OTHER
+        # "the *default* Celery workers" beside "the *image-processing* Celery worker": the default is what holds
+        # where nothing more specific is set, so a change to it leaves the specific one alone (without "default" a
+        # dropped qualifier is how corrections refer back: 24 studied detections lost when any older qualifier counted)
+        if DEFAULT_IS_GENERAL and b and theirs[b - 1] and not (a and mine[a - 1]) and "default" in my_words \
+                and "default" not in their_words and not _present(theirs[b - 1], my_words):
             return OTHER
     # the words right before the two values name what each sets; when they differ and neither text
     # names the other's, the values set two things of one subject ("rate limit: 120 requests" and "a
