@@ -358,6 +358,19 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "procedure": ("To provision a probe: scan its QR label, then `flctl probe register <deveui>` creates it.",
                       "Replacing a probe in the field: `flctl probe replace <old> <new>` moves its history over.",
                       "procedure", ""),
+        # a qualifier is read in the value's own sentence: "Reads are quick" after the write timeout names no read
+        # timeout, so read and write timeouts stay two settings
+        "write_timeout": ("Ledgerline refunds-api read timeout is 5 seconds.",
+                          "Ledgerline refunds-api write timeout is 15 seconds. Reads are quick, but writes wait on the "
+                          "processor.", "fact", ""),
+        # a head word read where it stands nearest its value: "display floor price" beside "CTV floor price", though
+        # "Bidwell floors" opens the older
+        "nearest_head": ("Bidwell floors, from the yield team: display floor price is $1.20 CPM, applied per ad unit.",
+                         "Sales ops memo: Bidwell's CTV floor price went up to $18 CPM on Monday.", "fact", ""),
+        # "50k msgs/s" is fifty thousand, no rival of 48 partitions
+        "thousands": ("GridPulse uses Kafka for meter events: 48 partitions on the readings topic.",
+                      "Architecture history: the switch to Kafka happened in 2020 when meter event volume passed 50k "
+                      "msgs/s.", "fact", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",
@@ -420,6 +433,9 @@ def test_reading_names_old_and_new_values_by_shape() -> None:
         "The Python monolith is gone.": (["python monolith"], []),
         "We dropped IE11 support from the dashboard.": (["ie11 support"], []),
         "The radius is 100 m, not 50 m.": (["50 m"], []),
+        # a verb of removal followed by an amount lowers that amount: its object is a slot, no value removed
+        "Dropping the Hearth homepage TTL to 5 s for the launch.": ([], []),
+        "Dropped the Hearth homepage cache entirely.": (["hearth homepage cache entirely"], []),
         # a value never runs on past the end of its sentence
         "Queries hit pgvector instead of Pinecone. Costs should fall.": (["pinecone"], []),
     }
@@ -578,6 +594,14 @@ UNREALISED = {
     "proposal": ("Published rosters cover 28 days ahead of the publication date.",
                  "Proposal from crew control: publish rosters 42 days ahead instead of 28. Not agreed yet.",
                  "Rosters are published 42 days ahead now instead of 28."),
+    # ideas of a brainstorm and an experiment to run are no change made
+    "ideas": ("The statements worker generates the statement PDFs every night at 02:00.",
+              "Roadmap brainstorm, Q3. Ideas: run the statements worker at 04:00 instead of 02:00; scheduled exports. "
+              "None of it is committed.",
+              "The statements worker runs at 04:00 now instead of 02:00."),
+    "experiment": ("The statements worker generates the statement PDFs every night at 02:00.",
+                   "Experiment next sprint: run the statements worker at 04:00 instead of 02:00, behind a flag.",
+                   "Moved the statements worker to 04:00 instead of 02:00."),
     "considered": ("Feature flags are in LaunchDarkly; flag keys are kebab-case.",
                    "We considered replacing LaunchDarkly with Unleash to save money but are staying.",
                    "We replaced LaunchDarkly with Unleash for the feature flags to save money."),

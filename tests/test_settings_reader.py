@@ -43,3 +43,20 @@ def test_the_instances_of_the_bench_sets_are_counts() -> None:
     assert _units("Kueue ClusterQueue cw-train has a quota of 16 H100 GPUs.") == {"#"}
     assert {v for v, _ in _settings("AKS user pool went from 4 to 6 D8s_v5 nodes.", plain=True)} == {4.0, 6.0}
     assert _units("AKS user pool went from 4 to 6 D8s_v5 nodes.") == {"#"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 999), st.sampled_from(["files", "credits", "msgs/s", "events"]))
+def test_a_count_written_in_thousands_is_its_whole_number(n: int, noun: str) -> None:
+    # "50k files" is 50,000 files: written either way, one value (a "50" beside "48 partitions" was a rival)
+    spelled, short = _settings(f"A ZIP upload may hold {n * 1000} {noun}.", plain=True), \
+        _settings(f"A ZIP upload may hold {n}k {noun}.", plain=True)
+    assert set(spelled) == set(short), (spelled, short)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 200), st.integers(1, 99))
+def test_a_signed_number_is_below_zero_with_a_unit_and_no_count_without(label: int, degrees: int) -> None:
+    read = _settings(f"Alarm for the -{label} freezers triggers at -{degrees} °C.", plain=True)
+    assert (float(-degrees), "degc") in read, read
+    assert not any(kind.startswith("freezer") for (_, kind) in read), read  # "-80 freezers" is a label, no count

@@ -42,8 +42,8 @@ from functools import lru_cache
 from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, UNITS, UNREALISED
 # the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
 from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
-                                 _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival, _sentences,
-                                 _settings, _show, _slot, quantity, spellings, typed, words)
+                                 _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival, _sentence_of,
+                                 _sentences, _settings, _show, _slot, quantity, spellings, typed, words)
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
 
@@ -109,8 +109,9 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     # the subject is the new value ("FASTLY_API_TOKEN replaces PRESSROOM_FASTLY_KEY") or who replaced it
     ({"replaces", "replaced", "supersedes", "superseded"},
      rf"\b(?:replac|supersed)(?:es|ed)\s+{_SPAN.format('old')}(?:{_STOP}|(?=\s+(?:with|by|in favou?r of)\b))"),
-    # dropping / removed / retired / reverted A
-    (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}"),
+    # dropping / removed / retired / reverted A, unless an amount follows
+    # ("dropping the homepage TTL to 5 s" lowers an amount: what it names is a slot, not a value removed)
+    (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}(?!\s+(?:to|from|by)\s+[\d.$£€])"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
     (_verb_words(*_TRANSFER),
      rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
@@ -375,6 +376,7 @@ def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
     return any(known.isdisjoint(name.split()) for name in _names(reading.text))
 
 
+SENTENCE_QUALIFIERS = True  # ``_relation`` reads qualifiers in the values' sentences, each head nearest its value
 DEFAULT_IS_GENERAL = True  # a newer setting of "the default X" is no change of a specific X's (``_relation``)
 IDENT_SLOT = True  # a shared identifier counts as two slot words in ``corrects``
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
@@ -452,7 +454,8 @@ _MEMBER = re.compile(r"(?=\S*[a-z])(?=\S*\d)\S+")
 
 
 def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozenset[str],
-              their_words: frozenset[str], bare: bool = False) -> str:
+              their_words: frozenset[str], bare: bool = False,
+              sentences: tuple[frozenset[str], frozenset[str]] | None = None) -> str:
     """How a newer setting's slot (the phrase before it, ``mine``) stands to an older one's: ``OTHER``
     when a word both name is qualified on each side, right before it, by a word the other text lacks
     ("API *worker* timeout" / "API *request* timeout") or on the older's side only while the newer's is
@@ -467,10 +470,14 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     low-battery alert at 3.4 V" beside "battery_low alert threshold: 3200 mV" or "... on the FP-2"): one
     of a series is another thing."""
     slot = _slot(mine)
+    # the qualifiers are looked for in the values' own sentences when given ("Reads are quick" after "refunds-api
+    # write timeout is 15 seconds" names no read timeout), and each head where it stands last, nearest its value
+    my_near, their_near = sentences if SENTENCE_QUALIFIERS and sentences else (my_words, their_words)
     for head in slot & _slot(theirs):
-        a, b = mine.index(head), theirs.index(head)
+        a, b = (len(side) - 1 - side[::-1].index(head) if SENTENCE_QUALIFIERS else side.index(head)
+                for side in (mine, theirs))
         if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
-                and not _present(mine[a - 1], their_words) and not _present(theirs[b - 1], my_words):
+                and not _present(mine[a - 1], their_near) and not _present(theirs[b - 1], my_near):
             return OTHER
         # "the *default* Celery workers" beside "the *image-processing* Celery worker": the default is what holds
         # where nothing more specific is set, so a change to it leaves the specific one alone (without "default" a
@@ -512,8 +519,19 @@ def _rivals(reading: Reading, older_text: str) -> list[tuple[Setting, Setting, s
             # in *staging*"): two rows of one table
             out.append((other, mine, OTHER if SIBLINGS and _own_after(reading.text, mine, not reading.bare, older_text)
                         and _own_after(older_text, other, True, reading.text) else
-                        _relation(before, their_before, reading.words, their_words, reading.bare)))
+                        _relation(before, their_before, reading.words, their_words, reading.bare,
+                                  (_sentence_words(reading.text, mine, not reading.bare),
+                                   _sentence_words(older_text, other, True)))))
     return out
+
+
+@lru_cache(maxsize=4096)
+def _sentence_words(text: str, setting: Setting, plain: bool) -> frozenset[str]:
+    """The words (compounds with their parts) of the sentence ``setting`` stands in."""
+    start = _placed(text, plain)[setting][1]
+    spelled = _numerals(text)  # where ``_placed`` counts its offsets
+    end = _SENTENCE_END.search(spelled, start)
+    return _facts(spelled[_sentence_of(spelled, start):end.end() if end else None])[2]
 
 
 @lru_cache(maxsize=4096)  # an older text meets every correction it is a candidate of

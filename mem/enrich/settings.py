@@ -205,6 +205,9 @@ _NAME_BEFORE = re.compile(r"([a-z][\w+#-]*)\s+$")
 # words before it are the range's.
 _RANGE = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s*(?:-|to|or|and)\s*(?=\d+(?:\.\d+)?\s*[a-z%]+(?:/[a-z]+)?(?!\w))")
 _NAMED_NUMBER = re.compile(r"[a-z]-$")  # what ends right before a number that closes a name
+_MULTIPLES = {"k": 1e3, "bn": 1e9}  # a count's multiple glued to it ("50k"; "5m" is 5 m, a length)
+_COUNTED_AFTER = re.compile(r"\s+([a-z]+(?:/[a-z]+)?)(?!\w)")
+_SIGNED = re.compile(r"(?:^|[\s(])[-−]$")  # a minus sign right before a number
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\n")
 # A bound and the plural noun it counts ("max connections", "maximum number of retries"): not "count" or
 # "default", whose next word may be a verb ("the retry count defaults to 3").
@@ -247,8 +250,14 @@ def _placed(text: str, plain: bool = False) -> dict[Setting, tuple[tuple[str, ..
     opened: list[tuple[float, int]] = []  # range starts waiting for the unit of the range's last number
     for match in _NUM_UNIT.finditer(blanked):
         number, unit = match.groups()
-        if _NAMED_NUMBER.search(blanked, 0, match.start()):
-            continue  # a number closing a name ("FP-3 prototypes", "SHA-256 digests") is part of the name
+        signed = bool(_SIGNED.search(blanked, 0, match.start()))
+        if _NAMED_NUMBER.search(blanked, 0, match.start()) or signed and unit not in UNITS:
+            continue  # a number closing a name ("FP-3 prototypes", "SHA-256 digests") is part of the name; a
+            # signed one is an amount below zero ("-70 °C"), never a count ("the -80 freezers" is a label)
+        number = f"-{number}" if signed else number
+        if unit in _MULTIPLES and blanked[match.end(1):match.end(1) + 1].isalpha():  # "50k msgs/s", "9.5k credits"
+            number, unit = f"{float(number) * _MULTIPLES[unit]:g}", _COUNTED_AFTER.match(blanked, match.end())
+            unit = unit[1] if unit else None
         if unit not in UNITS and blanked[match.end(1):match.end(1) + 1] == "-":
             unit = None  # "a 30-minute window" is 30 min, "1234-abcd" no count of abcds
         if not unit or unit in FUNCTION_WORDS:
