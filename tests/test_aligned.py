@@ -355,3 +355,12 @@ def test_a_name_at_the_end_of_its_clause_is_still_swapped() -> None:
                             "The search health dashboard is in Looker.") == "Looker -> Grafana"
     assert aligned.replaced("Feature flags: Unleash, self-hosted on AKS.", "Feature flags use LaunchDarkly.") \
         == "LaunchDarkly -> Unleash"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["in", "since", "until", "before", "after"]), st.integers(1995, 2035), st.integers(9, 17))
+def test_a_year_a_change_is_dated_by_is_no_value_it_swaps(word: str, year: int, version: int) -> None:
+    # "migrated to Postgres in 2021" dates the change: 2021 is no value of the slot "Postgres 15" holds
+    older = f"Ledgerline runs on Postgres {version}."
+    assert replaced(f"Ledgerline started on MySQL and was migrated to Postgres {word} {year}.", older) is None
+    assert replaced(f"Ledgerline runs on Postgres {version + 1} now.", older) == f"{version} -> {version + 1}"

@@ -371,6 +371,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "thousands": ("GridPulse uses Kafka for meter events: 48 partitions on the readings topic.",
                       "Architecture history: the switch to Kafka happened in 2020 when meter event volume passed 50k "
                       "msgs/s.", "fact", ""),
+        # a statement that ended before it was written is history ("until 2020", written in 2026)
+        "history": ("Hearth listing photos are stored in S3.",
+                    "Hearth listing photos were kept on an NFS share in the data center until 2020.", "fact", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",
@@ -822,3 +825,25 @@ def test_a_machine_size_is_typed_by_what_it_sizes_and_a_host_name_is_none() -> N
     older = "Sidekiq's Redis is an ElastiCache cache.r6g.large with noeviction."
     assert corrects(read("Sidekiq's Redis is a cache.r7g.xlarge after the resize."), older)
     assert not corrects(read("Sidekiq's Redis host is a db.r7g.xlarge after the resize."), older)
+
+
+def test_a_change_that_says_the_old_value_comes_back_is_left_open_and_ranked_first() -> None:
+    # "revert to 30 when the audit closes": the newer holds for a while, the older again after it (no day named,
+    # so no end to store): an open contradiction, never a supersession; told for good, the change supersedes
+    env = {"MEM_EMBEDDER": "minilm"}
+    older = "GridPulse keeps 30 days of data in hot storage."
+    for_a_while = ("Per the compliance team: GridPulse hot retention stretched to 45 days while the regulator audit is "
+                   "open. Revert to 30 when the audit closes.")
+    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", env=env).records[0]
+    second = run_mem("add", for_a_while, "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    assert "supersedes" not in second, second
+    found = [r for r in run_mem("verify", "--now", "2026-05-03T00:00:00Z", env=env).records
+             if r.get("finding") == "contradiction"]
+    assert [(r["id"], r["other"]) for r in found] == [(second["id"], first["id"])]
+    hits = [h["id"] for h in run_mem("search", "how many days does GridPulse keep in hot storage?", "--now",
+                                     "2026-05-03T00:00:00Z", env=env).records]
+    assert hits.index(second["id"]) < hits.index(first["id"])
+    for_good = run_mem("add", "GridPulse hot retention is 45 days now, the regulator asked for it.", "--now",
+                       "2026-05-02T10:00:00Z", "--scope", "good", env=env).records[0]
+    kept = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", "--scope", "good", env=env).records[0]
+    assert kept["status"] == "superseded" and kept["superseded_by"] == for_good["id"], kept

@@ -340,6 +340,10 @@ def _unglued(token: str) -> tuple[str, ...]:
     return (glued[1], glued[2]) if glued and glued[2] in UNITS else (token,)
 
 
+_WHEN = frozenset(("in", "since", "until", "till", "before", "after", "by", "during"))
+_YEAR = re.compile(r"(?:19|20)\d\d")
+
+
 def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
     """The number at ``tokens[i]`` (digits or spelled out, with its unit or the noun it counts) and
     where the next word starts; None when there is no number there."""
@@ -363,6 +367,8 @@ def _number_at(tokens: list[str], i: int) -> tuple[Word, int] | None:
         # "30 steps a second" holds no amount "a second" of its own
         after = i + 4 if per and tokens[i + 2].lower() in ("a", "an") else i + 2
         return Word(_number(number), f"{token} {tokens[i + 1]}", "count:" + stem(noun) + per), after
+    if i and tokens[i - 1].lower() in _WHEN and _YEAR.fullmatch(plain):
+        return Word(plain, token, "year"), i + 1  # "migrated in 2021" dates a change: no value of a setting
     return Word(_number(number), token, "number"), i + 1
 
 

@@ -110,6 +110,27 @@ def end_of(text: str, written: datetime) -> End | None:
     return None
 
 
+def past(text: str, written: datetime) -> list[str]:
+    """The statements of ``text`` that name an end already over when it was written: "photos were kept on an NFS
+    share until 2020" is history, which replaces nothing that holds now.
+
+    >>> from datetime import datetime, timezone
+    >>> past("Photos were kept on NFS until 2020. The CDN rewrites old URLs.", datetime(2026, 5, 1, tzinfo=timezone.utc))
+    ['Photos were kept on NFS until 2020']
+    """
+    if not isinstance(text, str) or not _ANY.search(text):
+        return []
+    written = aware(written)
+    out: list[str] = []
+    for start, _, _, finishes in scan(text, written):
+        before = text[max(0, start - _LOOKBACK):start]
+        if finishes <= written and _END_WORD.search(before):
+            begin = max((m.end() for m in _STATEMENTS.finditer(text, 0, start)), default=0)
+            end = _STATEMENTS.search(text, start)
+            out.append(text[begin:end.start() if end else None].strip())
+    return out
+
+
 def _one_statement(text: str) -> bool:
     """Whether ``text`` says one thing: one part between statement breaks, or an end fronted before one
     ("Until Jan 6, the nightly job runs at 03:00")."""

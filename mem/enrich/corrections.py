@@ -651,6 +651,32 @@ def _spelled_out(text: str) -> str:
     return " ".join(_parts_of(words(text)))
 
 
+# A clause telling that a state comes back: "revert to 30 when the audit closes", "the 4-hour target applies again
+# from Monday", "goes back to 2 after the sale"
+_RETURN = re.compile(r"\b(?:revert(?:s|ed|ing)?\s+to|(?:go(?:es|ing)?|com(?:es|ing))\s+back\s+to|return(?:s|ing)?\s+to"
+                     r"|(?:appl(?:y|ies)|holds?|is|are)\s+again)\b", re.IGNORECASE)
+
+
+def comes_back(newer_text: str, older_text: str) -> str | None:
+    """A number the older states that the newer says comes back ("Revert to 30 when the audit closes" after
+    "keeps 30 days"): the newer holds for a while, and the older holds again after it, so it replaces nothing.
+
+    >>> comes_back("Hot retention stretched to 45 days; revert to 30 when the audit closes.", "Hot data: 30 days.")
+    '30'
+    >>> comes_back("Retention went back to 30 days.", "Retention is 45 days.") is None
+    True
+    """
+    spelled = _numerals(newer_text)
+    theirs = _facts(_unasked(older_text))[1]
+    for match in _RETURN.finditer(spelled):
+        start = max((m.end() for m in _CLAUSE_END.finditer(spelled, 0, match.start())), default=0)
+        end = _CLAUSE_END.search(spelled, match.end())
+        named = _facts(spelled[start:end.start() if end else None])[1] & theirs
+        if named:
+            return f"{min(named):g}"
+    return None
+
+
 def names_old(reading: Reading, older_text: str) -> str | None:
     """The first old value the correction names that ``older_text`` states ("Disqus is gone" and "comments
     run on Disqus"), on no further evidence (``corrects`` asks for more before superseding).

@@ -103,6 +103,11 @@ CONDITIONS = True
 # open-ended statement: after its end the older holds again (the sheaf's sections overlap only until then),
 # so where intake would supersede, it records a ``suspends`` edge (``mem.score.validity``). False: off.
 BOUNDED = True
+# A newer that says the older's value comes back ("revert to 30 when the audit closes", with no day named) holds for
+# a while: an open contradiction (search ranks it first, ``mem verify`` lists it), never a supersession. False: off.
+COMES_BACK = True
+# A rival assertion told in a statement whose end was over when it was written ("until 2020") is history. False: off.
+PAST = True
 # Episodes record what was said in a conversation ("Caroline: I'm off to the gym"), not what is
 # true of the project: two turns never supersede each other, or a chat log would hide itself.
 NOT_ASSERTED = frozenset({"episode"})
@@ -266,10 +271,20 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         for other_rowid, other in rivals:
             newer, older = _ordered(rowid, memory, other_rowid, other)
             pairs = _overlap(memory, other) and not apart(newer.text, older.text) \
-                and not _cases_apart(newer, older) and supersedes(newer.text, older.text, newer.kind)
+                and not _cases_apart(newer, older) and _not_history(newer, supersedes(newer.text, older.text, newer.kind))
             if pairs and _resolve(ctx, newer, older, superseded, kept, _asserted(pairs[0])) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
     return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after, pending)
+
+
+def _not_history(newer: "Memory", pairs: list[Any]) -> list[Any]:
+    """The rival assertion ``pairs`` whose newer value is not told in a statement of ``newer`` that ended before it
+    was written ("... were kept on an NFS share until 2020": ``mem.enrich.bounds.past``). ``PAST``: off."""
+    from mem.enrich.bounds import past
+    from mem.enrich.timestamps import parse_datetime
+
+    told = [s.lower() for s in past(newer.text, parse_datetime(newer.created_at))] if PAST and pairs else []
+    return [pair for pair in pairs if not any(str(pair[0].value).lower() in statement for statement in told)]
 
 
 def _asserted(pair: tuple[Any, Any]) -> str:
@@ -390,6 +405,10 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
         restated = not corrected and ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
             newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory))
+        if (corrected or restated) and COMES_BACK and corrections.comes_back(newer.text, older.text):
+            # a while, after which the older holds again ("revert to 30 when the audit closes"): unsure, left open
+            doubted.append((newer.id, older.id, sim))
+            continue
         if corrected or restated:
             reason = f"a correction: {corrected}" if corrected else f"restated: {restated}"
             if _resolve(ctx, newer, older, superseded, kept, reason) and older is memory:
