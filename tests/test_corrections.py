@@ -178,6 +178,13 @@ PAIRS = {
     "replaces": ("The Fastly purge token is read from the environment variable PRESSROOM_FASTLY_KEY.",
                  "FASTLY_API_TOKEN replaces PRESSROOM_FASTLY_KEY for the purge token.", "fact",
                  "which environment variable holds the Fastly purge token?"),
+    # a name (one word) called another, with no "now"
+    "called_name": ("Quizly's grading service is called quiz-grader.",
+                    "Grading service: quiz-grader is named assessment-engine in all deploy manifests since v5.", "fact",
+                    "what is Quizly's grading service called?"),
+    # a note's arrow: A -> B
+    "arrow": ("TableTap's menu service is menu-api.", "Menu service: menu-api -> catalog-svc (it handles modifiers and combos).",
+              "fact", "what is TableTap's menu service?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -224,7 +231,8 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "doubled", "before", "called_now", "back_to", "hyphen_unit",
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
                                    "now_full_names", "departed", "takes_over", "from_this_on",
-                                   "starting_this", "instance", "abbreviated", "took_over", "replaces")}
+                                   "starting_this", "instance", "abbreviated", "took_over", "replaces",
+                                   "called_name", "arrow")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -374,6 +382,10 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a statement that ended before it was written is history ("until 2020", written in 2026)
         "history": ("Hearth listing photos are stored in S3.",
                     "Hearth listing photos were kept on an NFS share in the data center until 2020.", "fact", ""),
+        # a flow told with arrows is no change, and one arrow to a value the older states already changes nothing
+        "flow": ("Requests go through nginx first.", "Requests flow nginx -> gunicorn -> django.", "fact", ""),
+        "arrow_same": ("Stripe webhooks hit billing-svc.", "Webhook flow: Stripe -> billing-svc, then the ledger queue.",
+                       "fact", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",

@@ -128,6 +128,13 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     ({"called", "named"},
      rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
      rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
+    # a one-word name that is called / named another: "grader is named assessment-engine in the manifests",
+    # "#sf-alerts is called #skyforge-ops-alerts" (a description, "the job that archives it is called X", is no name)
+    ({"called", "named"},
+     rf"(?:^|[,;:.]\s*)(?P<old>[#\w][\w./#-]*)\s+(?:is|are)\s+(?:now\s+)?(?:called|named)\s+{_SPAN.format('new')}{_STOP}"),
+    # A -> B, a note's change ("menu-api -> catalog-svc", "Joel -> Fatima for the support inbox"); one arrow only,
+    # as a flow of several ("nginx -> gunicorn -> django") changes nothing
+    ({"->", "→"}, rf"(?:^|[,;:.(]\s*){_SPAN.format('old')}\s*(?:->|→)\s*{_SPAN.format('new')}{_STOP}(?![^\n]*(?:->|→))"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
     ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]]
@@ -325,7 +332,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     old: list[Value] = []
     new: list[Value] = []
     handed: list[tuple[Value, Value]] = []
-    runs = frozenset(_RUNS.findall(lowered))
+    runs = frozenset(_RUNS.findall(lowered)).union(arrow for arrow in ("->", "→") if arrow in lowered)
     for needed, shape in _SHAPES:
         if PREFILTER and needed.isdisjoint(runs) or shape is _TELEGRAPHIC and not TELEGRAPHIC:
             continue
