@@ -750,7 +750,10 @@ def test_an_active_rename_with_no_target_reads_no_change() -> None:
                                    "Marta here - I'm handing billing-export to Tom Reyes, send questions his way.",
                                    # a note that opens on its verb says it of its speaker
                                    "Marta: handing billing-export to Tom Reyes, send questions his way.",
-                                   "Marta here: handing billing-export to Tom Reyes, send questions his way."])
+                                   "Marta here: handing billing-export to Tom Reyes, send questions his way.",
+                                   # ... and so does a note signed at its end
+                                   "I've handed billing-export over to Tom Reyes, send questions his way. - Marta",
+                                   "Handing billing-export to Tom Reyes from Monday, send questions his way. - Marta"])
 def test_a_handover_told_by_the_old_owner_in_the_first_person_supersedes(newer: str, on: bool, monkeypatch) -> None:
     from mem.enrich import corrections
     from tests.conftest import pair_added_with

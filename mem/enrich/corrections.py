@@ -255,8 +255,32 @@ def _spoken(text: str) -> str:
     found = _SPEAKER_SAYS_I.match(text) if SPEAKER_I else None
     if found is None or not found["name"][0].isupper() or found["name"].lower() == "from" \
             or found["name"].lower() in LABELS or label_kind(found["name"]) is not None:
-        return text
+        return _signed(text)
     return f"{found['name']}{text[found.end('i'):]}" if found["i"] else f"{found['name']} {text[found.end():]}"
+
+
+# A note signed at its end ("I've handed the on-call rotation to Marcus. - Priya"): its "I", or the verb it opens
+# on ("Handing the connectors to Ines from Monday. - Tomasz"), is the signer's
+_SIGNATURE = re.compile(r"\s[-\u2013\u2014]{1,2}\s*(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\.?\s*$")
+_OPENS_ON = re.compile(r"^(?:(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])|(?=[A-Z][a-z]+(?:ing|ed)\s))")
+
+
+def _signed(text: str) -> str:
+    """``text`` read as its signer's, when it is signed at its end and opens on "I" or on a verb.
+
+    >>> _signed("I've handed the checkout-api on-call rotation to Marcus. - Priya")
+    'Priya handed the checkout-api on-call rotation to Marcus.'
+    >>> _signed("Handing the Fivetran connectors to Ines from Monday. - Tomasz")
+    'Tomasz handing the Fivetran connectors to Ines from Monday.'
+    """
+    signed = _SIGNATURE.search(text) if SPEAKER_I else None
+    opens = _OPENS_ON.match(text) if signed else None
+    if opens is None:
+        return text
+    body = text[:signed.start()]
+    if opens["i"]:
+        return f"{signed['name']}{body[opens.end('i'):]}"
+    return f"{signed['name']} {body[0].lower()}{body[1:]}"
 
 
 def _unasked(text: str) -> str:
