@@ -185,6 +185,10 @@ PAIRS = {
     # a note's arrow: A -> B
     "arrow": ("TableTap's menu service is menu-api.", "Menu service: menu-api -> catalog-svc (it handles modifiers and combos).",
               "fact", "what is TableTap's menu service?"),
+    # one value of the older changes while the other is said to stay: still a change
+    "partly_kept": ("The gateway runs 6 replicas in production with an HPA that can go up to 20.",
+                    "The gateway HPA tops out at 30 replicas in production now; still 6 at the bottom.", "fact",
+                    "how far can the gateway HPA scale in production?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -232,7 +236,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
                                    "now_full_names", "departed", "takes_over", "from_this_on",
                                    "starting_this", "instance", "abbreviated", "took_over", "replaces",
-                                   "called_name", "arrow")}
+                                   "called_name", "arrow", "partly_kept")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -386,6 +390,10 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "flow": ("Requests go through nginx first.", "Requests flow nginx -> gunicorn -> django.", "fact", ""),
         "arrow_same": ("Stripe webhooks hit billing-svc.", "Webhook flow: Stripe -> billing-svc, then the ledger queue.",
                        "fact", ""),
+        # a second setting beside the older's, whose own value is said to stay, adds and replaces nothing
+        "stays": ("Service tokens from Vaultkeeper have a 1-hour TTL; long-running jobs must renew the tokens.",
+                  "Actually there's more to it: Vaultkeeper tokens can be renewed up to a max TTL of 24 hours. The "
+                  "default TTL of the tokens stays 1 hour.", "correction", ""),
         # two recipes of one program are two commands, not a change
         "siblings": ("Unit tests: `just test` after the justfile switch.",
                      "End-to-end tests after the justfile switch: `just e2e`; it needs the docker stack.",

@@ -686,6 +686,19 @@ def _spelled_out(text: str) -> str:
 # from Monday", "goes back to 2 after the sale"
 _RETURN = re.compile(r"\b(?:revert(?:s|ed|ing)?\s+to|(?:go(?:es|ing)?|com(?:es|ing))\s+back\s+to|return(?:s|ing)?\s+to"
                      r"|(?:appl(?:y|ies)|holds?|is|are)\s+again)\b", re.IGNORECASE)
+# A number said to stay: "the default TTL stays 1 hour", "line length stays at 100", "still 6 at the bottom"
+_STAYS = re.compile(r"\b(?:stays?|remains?|still)\s+(?:at\s+|on\s+)?(?P<n>\d+(?:\.\d+)?)(?![\w.-])", re.IGNORECASE)
+
+
+def keeps_all(reading: "Reading | None", older_text: str) -> bool:
+    """Whether the newer names no old value and says every number of the older stays ("Vaultkeeper tokens can
+    be renewed up to 24 hours; the default TTL stays 1 hour" after "tokens have a 1-hour TTL"): it adds to the
+    older and replaces nothing. A number of the older that does change ("tops out at 30 now; still 6 at the
+    bottom" after "6 replicas, up to 20") leaves the change a change."""
+    if reading is None or reading.old:
+        return False
+    theirs = _facts(_unasked(older_text))[1]
+    return bool(theirs) and theirs <= {float(m["n"]) for m in _STAYS.finditer(_numerals(reading.text))}
 
 
 def comes_back(newer_text: str, older_text: str) -> str | None:

@@ -104,7 +104,8 @@ CONDITIONS = True
 # so where intake would supersede, it records a ``suspends`` edge (``mem.score.validity``). False: off.
 BOUNDED = True
 # A newer that says the older's value comes back ("revert to 30 when the audit closes", with no day named) holds for
-# a while: an open contradiction (search ranks it first, ``mem verify`` lists it), never a supersession. False: off.
+# a while: an open contradiction (search ranks it first, ``mem verify`` lists it), never a supersession; one that says
+# every value of the older stays ("the default TTL stays 1 hour") adds to it: nothing at all. False: off.
 COMES_BACK = True
 # A rival assertion told in a statement whose end was over when it was written ("until 2020") is history. False: off.
 PAST = True
@@ -405,6 +406,8 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
         restated = not corrected and ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
             newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory))
+        if (corrected or restated) and COMES_BACK and corrections.keeps_all(reading, older.text):
+            continue  # the older's values said to stay ("the default TTL stays 1 hour"): it adds, replaces nothing
         if (corrected or restated) and COMES_BACK and corrections.comes_back(newer.text, older.text):
             # a while, after which the older holds again ("revert to 30 when the audit closes"): unsure, left open
             doubted.append((newer.id, older.id, sim))
