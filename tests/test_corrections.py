@@ -386,6 +386,9 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # a statement that ended before it was written is history ("until 2020", written in 2026)
         "history": ("Hearth listing photos are stored in S3.",
                     "Hearth listing photos were kept on an NFS share in the data center until 2020.", "fact", ""),
+        # "dropping X to N" lowers an amount: X is the slot, not a value removed (the older, where the TTL is set, holds)
+        "dropping_to": ("The homepage cache TTL is set in the Fastly config.",
+                        "Dropping the homepage cache TTL to 5 s for the launch.", "fact", ""),
         # a flow told with arrows is no change, and one arrow to a value the older states already changes nothing
         "flow": ("Requests go through nginx first.", "Requests flow nginx -> gunicorn -> django.", "fact", ""),
         "arrow_same": ("Stripe webhooks hit billing-svc.", "Webhook flow: Stripe -> billing-svc, then the ledger queue.",
@@ -866,7 +869,25 @@ def test_a_change_that_says_the_old_value_comes_back_is_left_open_and_ranked_fir
     hits = [h["id"] for h in run_mem("search", "how many days does GridPulse keep in hot storage?", "--now",
                                      "2026-05-03T00:00:00Z", env=env).records]
     assert hits.index(second["id"]) < hits.index(first["id"])
+    rule = run_mem("add", "ClaimDesk SLA: first response within 4 business hours for new claims; the breach report "
+                   "goes to the claims director every Monday.", "--now", "2026-05-01T09:00:00Z", "--scope", "again",
+                   env=env).records[0]
+    again = run_mem("add", "Storm surge update from claims ops (Rosa): the ClaimDesk first-response target is relaxed to "
+                    "1 business day until Friday. The catastrophe team is pulling in 12 extra adjusters; the 4-hour "
+                    "target applies again from Monday.", "--kind", "decision", "--now", "2026-05-02T09:00:00Z",
+                    "--scope", "again", env=env).records[0]
+    assert "supersedes" not in again, (rule, again)
     for_good = run_mem("add", "GridPulse hot retention is 45 days now, the regulator asked for it.", "--now",
                        "2026-05-02T10:00:00Z", "--scope", "good", env=env).records[0]
     kept = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", "--scope", "good", env=env).records[0]
     assert kept["status"] == "superseded" and kept["superseded_by"] == for_good["id"], kept
+
+
+def test_a_year_a_change_is_dated_by_replaces_no_version() -> None:
+    # "migrated to Postgres in 2021" (a close neighbour under MiniLM) dates the move: 2021 is no version of Postgres
+    env = {"MEM_EMBEDDER": "minilm"}
+    run_mem("add", "Ledgerline runs on Postgres 15.", "--now", "2026-05-01T09:00:00Z", env=env)
+    told = run_mem("add", "Background for the new folks: ledgerline started on MySQL in 2019 and was migrated to "
+                   "Postgres in 2021, which is why some column names still look MySQL-ish.", "--now",
+                   "2026-05-02T09:00:00Z", env=env).records[0]
+    assert "supersedes" not in told, told
