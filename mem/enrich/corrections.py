@@ -42,8 +42,8 @@ from functools import lru_cache
 from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, UNITS, UNREALISED
 # the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
 from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
-                                 _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival, _sentence_of,
-                                 _sentences, _settings, _show, _slot, quantity, spellings, typed, words)
+                                 _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival,
+                                 _sentence_of, _sentences, _settings, _show, _slot, quantity, spellings, typed, words)
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
 
@@ -131,10 +131,12 @@ _SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
     # a one-word name that is called / named another: "grader is named assessment-engine in the manifests",
     # "#sf-alerts is called #skyforge-ops-alerts" (a description, "the job that archives it is called X", is no name)
     ({"called", "named"},
-     rf"(?:^|[,;:.]\s*)(?P<old>[#\w][\w./#-]*)\s+(?:is|are)\s+(?:now\s+)?(?:called|named)\s+{_SPAN.format('new')}{_STOP}"),
+     rf"(?:^|[,;:.]\s*)(?P<old>[#\w][\w./#-]*)\s+(?:is|are)\s+(?:now\s+)?(?:called|named)\s+"
+     rf"{_SPAN.format('new')}{_STOP}"),
     # A -> B, a note's change ("menu-api -> catalog-svc", "Joel -> Fatima for the support inbox"); one arrow only,
     # as a flow of several ("nginx -> gunicorn -> django") changes nothing
-    ({"->", "→"}, rf"(?:^|[,;:.(]\s*){_SPAN.format('old')}\s*(?:->|→)\s*{_SPAN.format('new')}{_STOP}(?![^\n]*(?:->|→))"),
+    ({"->", "→"},
+     rf"(?:^|[,;:.(]\s*){_SPAN.format('old')}\s*(?:->|→)\s*{_SPAN.format('new')}{_STOP}(?![^\n]*(?:->|→))"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
     ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]]
@@ -390,7 +392,8 @@ def read(text: str, kind: str = "fact") -> Reading | None:
 # an old value only where ``_succeeded`` finds the person named in the older and a successor in the correction.
 _PERSON = r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)?"
 _LEFT = re.compile(
-    rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+|\b(?={_PERSON},\s+who\b))(?P<who>{_PERSON})(?:,\s+who)?\s+(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
+    rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+|\b(?={_PERSON},\s+who\b))(?P<who>{_PERSON})(?:,\s+who)?\s+"
+    r"(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
     r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?"
     r"(?:to|for|onto)\b"
     rf"|\b(?:tak(?:es|ing|e)|took)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})")
@@ -409,7 +412,7 @@ def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
 
 SENTENCE_QUALIFIERS = True  # ``_relation`` reads qualifiers in the values' sentences, each head nearest its value
 DEFAULT_IS_GENERAL = True  # a newer setting of "the default X" is no change of a specific X's (``_relation``)
-IDENT_SLOT = True  # a shared identifier counts as two slot words in ``corrects``
+IDENT_SLOT = True  # what a person who moved on held, named with a separator, counts as two slot words (``corrects``)
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
 SIBLINGS = True  # settings each side qualifies after its value by a word of its own are two siblings' (``_rivals``)
 _INSIDE_CAPITALISED = re.compile(r"(?<=[\w,] )[A-Z][a-z]+\b")

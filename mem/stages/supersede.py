@@ -272,7 +272,8 @@ def check(ctx: "Context", rowid: int, memory: "Memory", found: list[Any] | None 
         for other_rowid, other in rivals:
             newer, older = _ordered(rowid, memory, other_rowid, other)
             pairs = _overlap(memory, other) and not apart(newer.text, older.text) \
-                and not _cases_apart(newer, older) and _not_history(newer, supersedes(newer.text, older.text, newer.kind))
+                and not _cases_apart(newer, older) \
+                and _not_history(newer, supersedes(newer.text, older.text, newer.kind))
             if pairs and _resolve(ctx, newer, older, superseded, kept, _asserted(pairs[0])) and older is memory:
                 return superseded  # the incoming memory is history now; it supersedes nothing
     return _corrections(ctx, rowid, memory, neighbours or [], superseded, later, tokens, kept, after, pending)
