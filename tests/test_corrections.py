@@ -189,6 +189,17 @@ PAIRS = {
     "partly_kept": ("The gateway runs 6 replicas in production with an HPA that can go up to 20.",
                     "The gateway HPA tops out at 30 replicas in production now; still 6 at the bottom.", "fact",
                     "how far can the gateway HPA scale in production?"),
+    # who rolled off, joined or left something else is the old holder, with a successor named (a name ending in "s"
+    # folds as the value's words do: "Lars" is the "Lars" of "Lars Eklund")
+    "rolled_off": ("Kenji Sato is the go-to person for Pipettex instrument integrations.",
+                   "Ask Beatriz Lima about Pipettex instrument integrations. Kenji rolled off the Pipettex project.",
+                   "fact", "who handles Pipettex instrument integrations?"),
+    "joined": ("Ama Owusu reviews all schema migrations for the Lakeshore warehouse.",
+               "Schema migration reviews for the Lakeshore warehouse go to Rafael Costa. Ama joined the ML team.", "fact",
+               "who reviews schema migrations for the warehouse?"),
+    "left_named": ("Contact for the Skyforge anti-cheat vendor is Lars Eklund.",
+                   "Lars left Skyforge last week. Vendor contacts for anti-cheat go through Yuki Tanaka.", "fact",
+                   "who is the contact for the anti-cheat vendor?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -236,7 +247,8 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "name_like", "bound", "elided_unit", "spelled", "names_old", "now_person",
                                    "now_full_names", "departed", "takes_over", "from_this_on",
                                    "starting_this", "instance", "abbreviated", "took_over", "replaces",
-                                   "called_name", "arrow", "partly_kept")}
+                                   "called_name", "arrow", "partly_kept", "rolled_off", "joined",
+                                   "left_named")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)

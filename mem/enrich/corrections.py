@@ -373,7 +373,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
             if giver is not None and thing is not None and thing.terms:
                 handed.append((giver, thing))
     marked = bool(_NOW_RE.search(lowered))
-    left = [v for m in _LEFT.finditer(text) if (v := Value.of(m["who"] or m["giver"])) is not None]
+    left = [v for m in _LEFT.finditer(text) if (v := Value.of(m["who"] or m["giver"] or m["gone"])) is not None]
     bare = not old and not new and not left and kind != "correction" and not marked \
         and (PREFILTER and _CHANGE_VERB_WORDS.isdisjoint(runs) or not _CHANGED.search(lowered))
     settings = _settings(text, plain=not bare)
@@ -396,18 +396,23 @@ _LEFT = re.compile(
     r"(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
     r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?"
     r"(?:to|for|onto)\b"
-    rf"|\b(?:tak(?:es|ing|e)|took)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})")
+    rf"|\b(?:tak(?:es|ing|e)|took)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})"
+    # ... or who joined / left something else, stepped down or rolled off ("Ama joined the ML team", "Lars left
+    # Skyforge last week", "Kenji rolled off the Pipettex project")
+    rf"|(?:^|[,;:.]\s+|\b(?:and|while)\s+)(?P<gone>{_PERSON})\s+(?:has\s+|'s\s+)?"
+    r"(?:joined|left|stepped\s+down|rolled\s+off)\b")
 
 
 def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
     """Whether ``older_text`` names ``person`` (who moved on) as a person, and the correction names someone the
     older does not: who holds it now ("Rhys Pritchard looks after the metering service; Nadia is moving to the data
     team" after "Nadia Farouk owns the metering service")."""
-    theirs = _names(older_text)
-    if not any(person.terms <= set(name.split()) for name in theirs):
+    # names as their words fold, as a value's terms are ("Lars" is "lar", "Jonas" "jona")
+    theirs = [{_fold(w) for w in name.split()} for name in _names(older_text)]
+    if not any(person.terms <= name for name in theirs):
         return False
-    known = set(person.terms).union(*(name.split() for name in theirs))
-    return any(known.isdisjoint(name.split()) for name in _names(reading.text))
+    known = set(person.terms).union(*theirs)
+    return any(known.isdisjoint(_fold(w) for w in name.split()) for name in _names(reading.text))
 
 
 SENTENCE_QUALIFIERS = True  # ``_relation`` reads qualifiers in the values' sentences, each head nearest its value
