@@ -401,6 +401,11 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         # "dropping X to N" lowers an amount: X is the slot, not a value removed (the older, where the TTL is set, holds)
         "dropping_to": ("The homepage cache TTL is set in the Fastly config.",
                         "Dropping the homepage cache TTL to 5 s for the launch.", "fact", ""),
+        # a text holds for the environment its first sentence names: production's version, with staging only named
+        # after it as the canary, is no change of staging's
+        "first_sentence_env": ("CareTrack staging runs Redis 7.",
+                               "Platform status, CareTrack: production still runs Redis 6.2 and the upgrade ticket sits "
+                               "in the backlog. Staging is our canary for it.", "fact", ""),
         # a flow told with arrows is no change, and one arrow to a value the older states already changes nothing
         "flow": ("Requests go through nginx first.", "Requests flow nginx -> gunicorn -> django.", "fact", ""),
         "arrow_same": ("Stripe webhooks hit billing-svc.", "Webhook flow: Stripe -> billing-svc, then the ledger queue.",

@@ -82,7 +82,23 @@ def apart(a: str, b: str) -> bool:
     >>> apart("Staging CDC topics keep 1 day.", "CDC topics keep 7 days."), apart("Prod: 9 nodes", "6 nodes")
     (True, False)
     """
-    return environments(a) - {PRODUCTION} != environments(b) - {PRODUCTION}
+    return _held_for(a) - {PRODUCTION} != _held_for(b) - {PRODUCTION}
+
+
+LEADING = True  # a text holds for the environments its first sentence names, when it names one (``_held_for``)
+_FIRST_SENTENCE = re.compile(r".*?(?:[.!?](?=\s)|\n|$)", re.DOTALL)
+
+
+def _held_for(text: str) -> frozenset[str]:
+    """The environments ``text`` holds for: those its first sentence names, when it names any ("production still runs
+    Redis 6.2 ... Staging is our canary for it" holds for production), else all it names.
+
+    >>> sorted(_held_for("Prod still runs Redis 6.2. Staging is our canary.")), sorted(_held_for("Redis 7 in staging."))
+    (['production'], ['staging'])
+    """
+    first = _FIRST_SENTENCE.match(text or "")
+    leading = environments(first[0]) if LEADING and first else frozenset()
+    return leading or environments(text)
 
 
 def elsewhere(asked: str, text: str) -> bool:
