@@ -200,6 +200,10 @@ PAIRS = {
     "left_named": ("Contact for the Skyforge anti-cheat vendor is Lars Eklund.",
                    "Lars left Skyforge last week. Vendor contacts for anti-cheat go through Yuki Tanaka.", "fact",
                    "who is the contact for the anti-cheat vendor?"),
+    # ... unless it says what holds now beside it
+    "originally_now": ("The Lakeshore batch window is 22:00-06:00 UTC.",
+                       "Originally the Lakeshore batch window was 22:00-06:00; now it is 01:00-05:00 UTC.", "fact",
+                       "when is the Lakeshore batch window?"),
     "starting_this": ("Ines Duarte is the release captain for the mobile app and signs off each store build.",
                       "Tomas Lind signs off each mobile app store build starting this sprint.", "fact",
                       "who signs off mobile app store builds?"),
@@ -248,7 +252,7 @@ def test_the_fact_a_correction_corrects_arrives_later_with_an_older_date_and_end
                                    "now_full_names", "departed", "takes_over", "from_this_on",
                                    "starting_this", "instance", "abbreviated", "took_over", "replaces",
                                    "called_name", "arrow", "partly_kept", "rolled_off", "joined",
-                                   "left_named")}
+                                   "left_named", "originally_now")}
     ids = _load(pairs, correction_first=True)
     for key, (old, new) in ids.items():
         assert new["status"] == "added", (key, new)
@@ -406,6 +410,10 @@ def test_look_alikes_that_correct_nothing_stay_live() -> None:
         "first_sentence_env": ("CareTrack staging runs Redis 7.",
                                "Platform status, CareTrack: production still runs Redis 6.2 and the upgrade ticket sits "
                                "in the backlog. Staging is our canary for it.", "fact", ""),
+        # a clause that opens on the past ("Historically ...") tells what held then, not a change
+        "historically": ("The Lakeshore batch window is 01:00-05:00 UTC.",
+                         "Historically the Lakeshore batch window was 22:00-06:00, before BI moved off the cluster.",
+                         "fact", ""),
         # a flow told with arrows is no change, and one arrow to a value the older states already changes nothing
         "flow": ("Requests go through nginx first.", "Requests flow nginx -> gunicorn -> django.", "fact", ""),
         "arrow_same": ("Stripe webhooks hit billing-svc.", "Webhook flow: Stripe -> billing-svc, then the ledger queue.",

@@ -332,8 +332,15 @@ def _realised(text: str) -> str:
 
 def _unrealised(clause: str) -> bool:
     tokens = words(_PLANNED.sub("", clause))  # a comparison, no plan
-    # a question changes nothing either
-    return bool(UNREALISED & set(tokens)) or tokens[:1] in (["plan"], ["plans"]) or clause.rstrip().endswith("?")
+    # a question changes nothing either, nor what a clause tells as the past ("Historically the batch window was
+    # 22:00-06:00"), unless it says what holds now beside it ("Originally on Heroku, now on AWS")
+    return bool(UNREALISED & set(tokens)) or tokens[:1] in (["plan"], ["plans"]) or clause.rstrip().endswith("?") \
+        or PAST_OPENERS and bool(_PAST_OPENER.match(clause)) and not _NOW_RE.search(clause.lower())
+
+
+PAST_OPENERS = True  # a clause opening on "historically", "originally", "back in 2019" ... tells the past
+_PAST_OPENER = re.compile(r"\s*(?:historically|originally|formerly|previously|back\s+in\s+(?:19|20)\d\d|"
+                          r"in\s+the\s+early\s+days|at\s+first)\b", re.IGNORECASE)
 
 
 # Clauses between commas (and a lead before a colon) that make a sentence a list of news, each its own
