@@ -233,12 +233,13 @@ def _facts(text: str) -> tuple[frozenset[str], frozenset[float], frozenset[str]]
 _PLANNED = re.compile(r"\b(?:than|as) planned\b", re.IGNORECASE)
 
 
+# What a note says of the one who wrote it opens on "I" ("I've handed ...") or on a verb ("handing ...", "moved ...")
+_SAID_AS_I = r"(?:(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])|(?=[a-z]+(?:ing|ed)\s))"
 # "From Marek: I've handed ...", "Kenji here - I've taken over ...": a note whose speaker says "I"
 # "Mateus: handing the fleet pager to Hannah", "Tomasz here: handing ...": a note that opens on a verb says it of
 # its speaker. The name is capitalised word by word ("Tomasz here:" names Tomasz).
 _SPEAKER_SAYS_I = re.compile(r"^(?:from\s+)?(?P<name>(?-i:[A-Z][a-z]+(?: [A-Z][a-z]+)?))"
-                             r"(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*"
-                             r"(?:(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])|(?=[a-z]+(?:ing|ed)\s))", re.IGNORECASE)
+                             rf"(?::|\s+here\b[\s,:.\u2013\u2014-]*)\s*{_SAID_AS_I}", re.IGNORECASE)
 
 
 def _spoken(text: str) -> str:
@@ -264,7 +265,7 @@ def _spoken(text: str) -> str:
 # A note signed at its end ("I've handed the on-call rotation to Marcus. - Priya"): its "I", or the verb it opens
 # on ("Handing the connectors to Ines from Monday. - Tomasz"), is the signer's
 _SIGNATURE = re.compile(r"\s[-\u2013\u2014]{1,2}\s*(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)\.?\s*$")
-_OPENS_ON = re.compile(r"^(?:(?P<i>I(?:'m|'ve| am| have)?)\s+(?=[a-z])|(?=[A-Z][a-z]+(?:ing|ed)\s))")
+_OPENS_ON = re.compile(f"^{_SAID_AS_I}", re.IGNORECASE)
 
 
 def _signed(text: str) -> str:
@@ -398,15 +399,16 @@ def read(text: str, kind: str = "fact") -> Reading | None:
 # else's now. A capitalised subject may as well be a system ("Billing moves to the new cluster"), so a departure is
 # an old value only where ``_succeeded`` finds the person named in the older and a successor in the correction.
 _PERSON = r"[A-Z][a-z'-]+(?: [A-Z][a-z'-]+)?"
+_OPENING = r"(?:^|[,;:.]\s+|\b(?:and|while)\s+)"  # where a clause, and the person it is about, begins
 _LEFT = re.compile(
-    rf"(?:^|[,;:.]\s+|\b(?:and|while)\s+|\b(?={_PERSON},\s+who\b))(?P<who>{_PERSON})(?:,\s+who)?\s+"
+    rf"(?:{_OPENING}|\b(?={_PERSON},\s+who\b))(?P<who>{_PERSON})(?:,\s+who)?\s+"
     r"(?:is\s+|'s\s+|has\s+|was\s+)?(?:now\s+)?"
     r"(?:mov(?:ing|ed|es)|leav(?:ing|es)|left|go(?:ing|es)|went|rotat(?:ing|ed|es))\s+(?:over\s+|back\s+|off\s+)?"
     r"(?:to|for|onto)\b"
     rf"|\b(?:tak(?:es|ing|e)|took)\s+over\b[^,;:.()\n]{{0,60}}?\bfrom\s+(?P<giver>{_PERSON})"
     # ... or who joined / left something else, stepped down or rolled off ("Ama joined the ML team", "Lars left
     # Skyforge last week", "Kenji rolled off the Pipettex project")
-    rf"|(?:^|[,;:.]\s+|\b(?:and|while)\s+)(?P<gone>{_PERSON})\s+(?:has\s+|'s\s+)?"
+    rf"|{_OPENING}(?P<gone>{_PERSON})\s+(?:has\s+|'s\s+)?"
     r"(?:joined|left|stepped\s+down|rolled\s+off)\b")
 
 

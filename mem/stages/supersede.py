@@ -407,12 +407,13 @@ def _corrections(ctx: "Context", rowid: int, memory: "Memory", neighbours: "Sequ
         # else a close neighbour restating the older's claim with a value replaced, or denying it (``aligned``)
         restated = not corrected and ALIGNED and sim >= NEIGHBOUR_MIN and aligned.replaced(
             newer.text, older.text, _counterparts(ctx, (rowid, memory, tokens), (other_rowid, other), newer is memory))
-        if (corrected or restated) and COMES_BACK and corrections.keeps_all(reading, older.text):
-            continue  # the older's values said to stay ("the default TTL stays 1 hour"): it adds, replaces nothing
-        if (corrected or restated) and COMES_BACK and corrections.comes_back(newer.text, older.text):
-            # a while, after which the older holds again ("revert to 30 when the audit closes"): unsure, left open
-            doubted.append((newer.id, older.id, sim))
-            continue
+        if (corrected or restated) and COMES_BACK:
+            if corrections.keeps_all(reading, older.text):
+                continue  # the older's values said to stay ("the default TTL stays 1 hour"): it adds, replaces nothing
+            if corrections.comes_back(newer.text, older.text):
+                # a while, after which the older holds again ("revert to 30 when the audit closes"): unsure, left open
+                doubted.append((newer.id, older.id, sim))
+                continue
         if corrected or restated:
             reason = f"a correction: {corrected}" if corrected else f"restated: {restated}"
             if _resolve(ctx, newer, older, superseded, kept, reason) and older is memory:
