@@ -34,6 +34,8 @@ WRITTEN = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)  # a Thursday
     ("COBALT_WH is a Large now during the backfill month; it goes back to Medium on April 1.", "2037-04-01"),
     ("Deploys need two approvals this week only.", "2036-11-24"),  # a time it was written in, alone
     ("Only today, the office wifi runs on the backup line.", "2036-11-21"),
+    ("Dropping the homepage TTL to 5 s during today's launch campaign.", "2036-11-21"),  # during a time written in
+    ("Deploys need two approvals during this week.", "2036-11-24"),
 ])
 def test_an_end_named_in_the_text_is_read(text: str, end: str) -> None:
     assert ends(text, WRITTEN) == datetime.fromisoformat(end).replace(tzinfo=timezone.utc)
@@ -52,6 +54,7 @@ def test_an_end_named_in_the_text_is_read(text: str, end: str) -> None:
     "Dana handed the on-call to Tomasz; she stays as his backup until April.",  # the handover is for good
     "Season 3 went out clean, Ingrid is back from leave on Thursday.",  # a person back, no state back to
     "The bucket was renamed, the old name is a redirect until June.",  # the rename is for good
+    "During the March migration we moved search to OpenSearch.",  # a time ahead of the one written in
 ])
 def test_no_end_is_read_where_none_is_named(text: str) -> None:
     assert ends(text, WRITTEN) is None
@@ -111,6 +114,21 @@ def test_an_exception_for_a_while_replaces_no_rule(exception: str, on: bool, mon
         assert ids.index(exception_id) + 1 == ids.index(rule_id)
         assert during[ids.index(exception_id)]["why"]["current"]["over"] == rule_id
         assert "in force until 2037-01-0" in during[ids.index(exception_id)]["why"]["current"]["reason"]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_change_for_the_time_it_was_written_in_suspends_the_rule_for_that_time(on: bool, monkeypatch) -> None:
+    """"during today's launch campaign": the TTL drop holds for today; tomorrow the 60 s rule holds again."""
+    from mem.enrich import bounds
+
+    monkeypatch.setattr(bounds, "DURING", on)
+    rule_id, drop_id = _store({"text": "Homepage cache TTL: 60 seconds at the CDN.", "created_at": "2036-12-15T09:00:00Z"},
+                              {"text": "Dropping the homepage TTL to 5 s during today's launch campaign so edits go "
+                                       "live fast.", "created_at": "2036-12-15T10:00:00Z"}, env=MINILM)
+    stored = _exported()
+    assert stored[drop_id]["valid_until"] == ("2036-12-16T00:00:00.000Z" if on else None)
+    assert (stored[rule_id].get("superseded_by") == drop_id) is not on
+    assert _suspends(drop_id) == ([rule_id] if on else [])
 
 
 def _suspends(exception_id: str) -> list[str]:

@@ -916,3 +916,37 @@ def test_a_year_a_change_is_dated_by_replaces_no_version() -> None:
                    "Postgres in 2021, which is why some column names still look MySQL-ish.", "--now",
                    "2026-05-02T09:00:00Z", env=env).records[0]
     assert "supersedes" not in told, told
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_a_qualifier_with_a_function_word_part_is_told_only_whole(on: bool, monkeypatch) -> None:
+    """"US-region" is not told by "EU-region": its "us" is no pronoun there, so the two backups are siblings."""
+    from mem.enrich import corrections
+    from tests.conftest import pair_added_with
+
+    note = ("Infra weekly, 9 May: 1) Quizly US-region database backups are kept 14 days (confirmed with Jonas); 2) the "
+            "new bastion host is live; 3) cost report shows NAT gateway spend up 12%.")
+    env = {"MEM_EMBEDDER": "minilm"}
+    older, newer = pair_added_with(monkeypatch, corrections, "QUALIFIER_PARTS", on,
+                                   ("Quizly EU-region database backups are kept 35 days.", note), env)
+    assert (newer.get("supersedes") == [older["id"]]) is not on
+    # the same note still replaces the US region's own older retention
+    twin = run_mem("add", "Quizly US-region database backups are kept 35 days.", "--scope", "us",
+                   "--now", "2026-05-01T09:00:00Z", env=env).records[0]
+    again = run_mem("add", note, "--scope", "us", "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    assert again.get("supersedes") == [twin["id"]]
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_two_names_of_parts_are_told_alike_only_as_spelled(on: bool, monkeypatch) -> None:
+    """Token states find "order-service" and "inventory-service" alike; they name two services, so the pool size of
+    one restated for the other replaces nothing."""
+    from mem.enrich import aligned
+    from tests.conftest import pair_added_with
+
+    older, newer = pair_added_with(
+        monkeypatch, aligned, "NAMES_SPELLED", on,
+        ("Basketry order-service max DB pool size: 40.",
+         "DB tuning session notes: Basketry inventory-service max DB pool size is 25, min idle 5, statement timeout 2 s. "
+         "Connection usage rarely goes above 18."), {"MEM_EMBEDDER": "minilm"})
+    assert (newer.get("supersedes") == [older["id"]]) is not on

@@ -89,6 +89,10 @@ NAMES_AT_ENDS = True
 # A swapped name right before a plain word of its clause qualifies that word ("the Workday crew feed" / "a
 # separate SFTP drop"), so it is no value swapped. False: off.
 NAME_MODIFIERS = True
+# Two names made of parts ("order-service", "inventory-service") are told alike only as spelled: token states find
+# them alike, but they name two services. False: by token states too.
+NAMES_SPELLED = True
+_JOINED = re.compile(r"\w[-_./]\w")
 _OFF = re.compile(r"\b(?:switch|turn|shut)(?:ed|s)?\s+(?:it\s+|them\s+)?off\b", re.IGNORECASE)
 _CHANGE_STEMS = frozenset(stem(f) for verb in CHANGE_VERBS for f in (verb.split()[0], verb.split()[0] + "ed"))
 
@@ -529,7 +533,7 @@ def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word],
     def told(w: Word, other: list[Word], older_side: bool) -> bool:
         """The other side names ``w``, or says what it says in a word of its own (each other's best match)."""
         return _matched(w, other) or alike is not None and not w.type and any(
-            not o.type and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface))
+            not o.type and not _two_names(w, o) and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface))
             for o in other)
 
     # the tool whose version is swapped is what the claim is about: "Node 18" and "node 20 now"
@@ -543,6 +547,11 @@ def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word],
     if old_own and new_own or any(w.type for w in old_own) and not owned_up:
         return False
     return not (SIBLINGS and not owned_up and _siblings(swap, old_left, new_left, new_own, newer))
+
+
+def _two_names(a: Word, b: Word) -> bool:
+    """Whether ``a`` and ``b`` are both names of parts, which only their spelling tells alike (``NAMES_SPELLED``)."""
+    return NAMES_SPELLED and bool(_JOINED.search(a.surface)) and bool(_JOINED.search(b.surface))
 
 
 def _free(new: _Text, old: _Text) -> tuple[set[int], set[int]]:

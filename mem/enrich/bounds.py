@@ -14,8 +14,8 @@ and the rest of mem reads it structurally:
 
 An end counts only when it is a calendar day or longer (a date, "next week", "mid-January") written
 right after an end word ("until", "till", "through" in a text of one statement, or "back to ... on" in
-any), or a time the text was written in that it holds for alone ("this week only", "only today"), and only
-when it lies after the moment the text was written. "Dana handed the on-call to Tomasz; she stays as his
+any), or a time the text was written in that it holds for alone ("this week only", "only today", "during today's
+launch"), and only when it lies after the moment the text was written. "Dana handed the on-call to Tomasz; she stays as his
 backup until April" is a handover for good, with a backup for a while; "The batch runs from 01:00 until
 02:00" names a time of day, "until 2034 we used Jenkins" a past, and "Monday until Friday" a weekly
 schedule: none is an end of the whole text. Stdlib only.
@@ -52,9 +52,14 @@ _END_WORD = re.compile(rf"\b(?:(?P<before>{_BEFORE_DAY})(?:\s[^;!?]{{0,60}}?)?|(
 # comes back on that day, so the statement ends where it begins (or where it ends, after "after")
 _BACK = re.compile(r"\b(?:back\s+to|revert(?:s|ed|ing)?\s+to|return(?:s|ing)?\s+to|resum(?:es|ing))\b[^.;!?]{0,60}?\b"
                    r"(?:(?P<before>on|from|by|at)|(?P<with>after))\s+$", re.IGNORECASE)
-_ANY = re.compile(rf"\b(?:{_BEFORE_DAY}|{_WITH_DAY}|back|revert|return|resum|only)", re.IGNORECASE)  # before scanning
+_ANY = re.compile(rf"\b(?:{_BEFORE_DAY}|{_WITH_DAY}|back|revert|return|resum|only|during)", re.IGNORECASE)  # before scanning
 # "this week only", "only today": a time the text was written in, and that it holds for alone
-_ONLY_AFTER, _ONLY_BEFORE = re.compile(r"\s*only\b", re.IGNORECASE), re.compile(r"\bonly\s+(?:for\s+|during\s+)?$", re.IGNORECASE)
+_ONLY_AFTER = re.compile(r"\s*only\b", re.IGNORECASE)
+_ONLY_BEFORE = re.compile(r"\bonly\s+(?:for\s+|during\s+)?$", re.IGNORECASE)
+# ... and "during today's launch campaign", "during this week": what holds during a time it was written in holds
+# for that time alone, "only" or not ("Dropping the homepage TTL to 5 s during today's launch campaign"). False: off.
+DURING = True
+_DURING = re.compile(r"\bduring\s+$", re.IGNORECASE)
 # An end fronted before the statement it bounds: "Until Jan 6, the nightly job runs at 03:00"
 _FRONTED = re.compile(rf"\s*(?:{_BEFORE_DAY}|{_WITH_DAY})\b", re.IGNORECASE)
 # Where a text holds more than one statement: "The hypertable was renamed to positions; a view named
@@ -93,7 +98,7 @@ def end_of(text: str, written: datetime) -> End | None:
             continue
         before = text[max(0, start - _LOOKBACK):start]
         if begins <= written < finishes and _weekday(text[start:stop]) is None \
-                and (_ONLY_AFTER.match(text, stop) or _ONLY_BEFORE.search(before)):
+                and (_ONLY_AFTER.match(text, stop) or _ONLY_BEFORE.search(before) or DURING and _DURING.search(before)):
             return End(finishes, start, stop)  # "this week only": until the week is over
         # "until" and "through" end the statement they are in, the whole text only when it is one; "back to 2
         # on Dec 2" tells when the state the text describes is over, whatever else it says

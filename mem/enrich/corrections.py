@@ -39,7 +39,7 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, UNITS, UNREALISED
+from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, UNITS, UNREALISED
 # the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
 from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
                                  _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival,
@@ -426,6 +426,7 @@ def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
 
 SENTENCE_QUALIFIERS = True  # ``_relation`` reads qualifiers in the values' sentences, each head nearest its value
 DEFAULT_IS_GENERAL = True  # a newer setting of "the default X" is no change of a specific X's (``_relation``)
+QUALIFIER_PARTS = True  # a compound qualifier is told only by all its parts (``_qualifies``)
 IDENT_SLOT = True  # what a person who moved on held, named with a separator, counts as two slot words (``corrects``)
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
 SIBLINGS = True  # settings each side qualifies after its value by a word of its own are two siblings' (``_rivals``)
@@ -478,6 +479,14 @@ def _present(word: str, text_words: frozenset[str]) -> bool:
     return bool(parts) and parts <= text_words
 
 
+def _qualifies(word: str, text_words: frozenset[str]) -> bool:
+    """``_present`` for a qualifier: a compound one counts as told only by every part, function words too
+    ("US-region" is not told by "EU-region": its "us" is no pronoun there). ``QUALIFIER_PARTS``: off."""
+    if QUALIFIER_PARTS and not FUNCTION_WORDS.isdisjoint(_PARTS.split(word)):
+        return word in text_words  # a function word is never among a text's words: only the whole compound tells it
+    return _present(word, text_words)
+
+
 @lru_cache(maxsize=1 << 14)  # a store's words recur
 def _compound(word: str) -> frozenset[str]:
     """The content words a compound word is made of ("booking-api": booking, api), none for a plain word."""
@@ -525,7 +534,7 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
         a, b = (len(side) - 1 - side[::-1].index(head) if SENTENCE_QUALIFIERS else side.index(head)
                 for side in (mine, theirs))
         if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
-                and not _present(mine[a - 1], their_near) and not _present(theirs[b - 1], my_near):
+                and not _qualifies(mine[a - 1], their_near) and not _qualifies(theirs[b - 1], my_near):
             return OTHER
         # "the *default* Celery workers" beside "the *image-processing* Celery worker": the default is what holds
         # where nothing more specific is set, so a change to it leaves the specific one alone (without "default" a
