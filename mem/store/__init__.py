@@ -16,7 +16,7 @@ import orjson
 from mem import ids
 from mem.errors import Ambiguous, BadInput, NotFound, StoreError
 from mem.records import MEMORY_FIELDS, Memory
-from mem.store import vec0_rows
+from mem.store import batches, vec0_rows
 from mem.store.migrations import LATEST, MIGRATIONS
 
 if TYPE_CHECKING:
@@ -723,9 +723,7 @@ class Store:
         self._write_held()  # rows a bulk chunk holds (bulk_writes(ahead=True)) are read too
         ids = list(rowids)
         out: dict[int, Memory] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in batches.in_lists(ids):
             for row in self.conn.execute(
                 f"SELECT m.rowid, {_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})", chunk
             ):
@@ -757,20 +755,18 @@ class Store:
         """Which of ``memory_ids`` are stored."""
         wanted = list(memory_ids)
         found: set[str] = set()
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
+        for chunk, marks in batches.in_lists(wanted):
             found.update(r[0] for r in self.conn.execute(
-                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+                f"SELECT id FROM memories WHERE id IN ({marks})", chunk))
         return found
 
     def content_hashes(self, memory_ids: Iterable[str]) -> dict[str, str]:
         """id -> content_hash of those of ``memory_ids`` that are stored."""
         wanted = list(memory_ids)
         found: dict[str, str] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
+        for chunk, marks in batches.in_lists(wanted):
             found.update(self.conn.execute(
-                f"SELECT id, content_hash FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+                f"SELECT id, content_hash FROM memories WHERE id IN ({marks})", chunk))
         return found
 
     def exists(self, memory_id: str) -> bool:
@@ -888,9 +884,7 @@ class Store:
         found: list[int] = []
         blobs: list[bytes] = []
         ids = list(rowids)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        for chunk, marks in batches.in_lists(ids):
             for rowid, blob in self.conn.execute(f"SELECT rowid, f32 FROM vectors WHERE rowid IN ({marks})", chunk):
                 found.append(int(rowid))
                 blobs.append(blob)

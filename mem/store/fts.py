@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from mem.store import batches
+
 if TYPE_CHECKING:
     from mem.store import Store
 
@@ -67,10 +69,9 @@ def only_scope(store: "Store", scope: str) -> bool:
 def in_scope(store: "Store", rowids: list[int], scope: str) -> set[int]:
     """Which of ``rowids`` are memories of ``scope`` (looked up by rowid)."""
     found: set[int] = set()
-    for start in range(0, len(rowids), 500):
-        chunk = rowids[start : start + 500]
+    for chunk, marks in batches.in_lists(rowids):
         # "+m.scope": look rows up by rowid; the planner would otherwise walk the whole scope index.
-        sql = f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({','.join('?' * len(chunk))}) AND +m.scope = ?"
+        sql = f"SELECT m.rowid FROM memories m WHERE m.rowid IN ({marks}) AND +m.scope = ?"
         found.update(int(r[0]) for r in store.conn.execute(sql, [*chunk, scope]))
     return found
 

@@ -9,10 +9,12 @@ with SQL). Edges join memories by public ``id``; mentions and community members 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
+
+from mem.store import batches
 
 if TYPE_CHECKING:
     import numpy as np
@@ -23,15 +25,6 @@ if TYPE_CHECKING:
 SESSION_KEY = "COALESCE(json_extract(m.meta, '$.session'), m.source)"
 MAX_ALIASES = 20
 EDGE_COLUMNS = ("src", "dst", "layer", "type", "weight", "created_at", "origin")
-
-
-def _chunks(values: Sequence[Any], size: int = 500) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(values), size):
-        yield values[start : start + size]
-
-
-def _marks(n: int) -> str:
-    return ",".join("?" * n)
 
 
 # ------------------------------------------------------------------------------- entities (intake)
@@ -78,8 +71,8 @@ def add_mentions(store: "Store", memory_rowid: int, entity_ids: Sequence[int]) -
     store.conn.executemany("INSERT OR IGNORE INTO memory_entities(memory_rowid, entity_id) VALUES (?, ?)",
                            [(memory_rowid, e) for e in entity_ids])
     if store.conn.total_changes - before == len(entity_ids):  # all new (a new memory): one counting statement
-        store.conn.execute(f"UPDATE entities SET mention_count = mention_count + 1 WHERE id IN ({_marks(len(entity_ids))})",
-                           list(entity_ids))
+        store.conn.execute("UPDATE entities SET mention_count = mention_count + 1 "
+                           f"WHERE id IN ({batches.marks(len(entity_ids))})", list(entity_ids))
         return
     for entity_id in entity_ids:  # some were recorded before: count only the new ones
         store.conn.execute(
@@ -89,9 +82,9 @@ def add_mentions(store: "Store", memory_rowid: int, entity_ids: Sequence[int]) -
 
 def entity_names(store: "Store", entity_ids: Sequence[int]) -> dict[int, str]:
     out: dict[int, str] = {}
-    for chunk in _chunks(list(entity_ids)):
+    for chunk, marks in batches.in_lists(list(entity_ids)):
         out.update((int(i), str(n)) for i, n in store.conn.execute(
-            f"SELECT id, name FROM entities WHERE id IN ({_marks(len(chunk))})", list(chunk)))
+            f"SELECT id, name FROM entities WHERE id IN ({marks})", list(chunk)))
     return out
 
 
@@ -100,7 +93,7 @@ def entity_fans(store: "Store", entity_ids: Sequence[int]) -> dict[int, int]:
     if not entity_ids:
         return {}
     rows = store.conn.execute(
-        f"SELECT id, mention_count FROM entities WHERE id IN ({_marks(len(entity_ids))})", list(entity_ids)
+        f"SELECT id, mention_count FROM entities WHERE id IN ({batches.marks(len(entity_ids))})", list(entity_ids)
     )
     return {int(i): max(1, int(c)) for i, c in rows}
 
@@ -138,9 +131,9 @@ def brief(store: "Store", rowids: Sequence[int]) -> dict[int, tuple[str, str, st
     """``rowid -> (id, scope, created_at, text)`` without decoding whole memories (intake hot path)."""
     out: dict[int, tuple[str, str, str, str]] = {}
     ids = list(rowids)
-    for chunk in _chunks(ids):
+    for chunk, marks in batches.in_lists(ids):
         for rowid, mid, scope, created, text in store.conn.execute(
-            f"SELECT rowid, id, scope, created_at, text FROM memories WHERE rowid IN ({_marks(len(chunk))})", list(chunk)
+            f"SELECT rowid, id, scope, created_at, text FROM memories WHERE rowid IN ({marks})", list(chunk)
         ):
             out[int(rowid)] = (mid, scope, created, text)
     return out
@@ -193,9 +186,9 @@ def add_edges(store: "Store", edges: Sequence[tuple[str, str, str, str, float]],
 def outgoing(store: "Store", ids: Sequence[str]) -> dict[str, list[tuple[str, str, str, float, str, str]]]:
     """``src -> [(dst, layer, type, weight, created_at, origin), ...]`` for the edges leaving ``ids`` (export)."""
     out: dict[str, list[tuple[str, str, str, float, str, str]]] = {}
-    for chunk in _chunks(list(ids), 400):
+    for chunk, marks in batches.in_lists(list(ids), 400):
         for src, dst, layer, kind, weight, created_at, origin in store.conn.execute(
-            f"SELECT src, dst, layer, type, weight, created_at, origin FROM edges WHERE src IN ({_marks(len(chunk))}) "
+            f"SELECT src, dst, layer, type, weight, created_at, origin FROM edges WHERE src IN ({marks}) "
             "ORDER BY src, dst, type", list(chunk)
         ):
             out.setdefault(src, []).append((dst, layer, kind, float(weight), created_at, origin))
@@ -244,14 +237,14 @@ def edges_touching(store: "Store", ids: Sequence[str], layers: Sequence[str] | N
     extra = ""
     params_extra: list[Any] = []
     if layers:
-        extra += f" AND layer IN ({_marks(len(layers))})"
+        extra += f" AND layer IN ({batches.marks(len(layers))})"
         params_extra += list(layers)
     if types:
-        extra += f" AND type IN ({_marks(len(types))})"
+        extra += f" AND type IN ({batches.marks(len(types))})"
         params_extra += list(types)
     cols = ", ".join(EDGE_COLUMNS)
-    for chunk in _chunks(list(ids), 400):
-        marks = _marks(len(chunk))
+    for chunk in batches.chunks(list(ids), 400):
+        marks = batches.marks(len(chunk))
         sql = (f"SELECT {cols} FROM edges WHERE src IN ({marks}){extra} "
                f"UNION SELECT {cols} FROM edges WHERE dst IN ({marks}){extra}")
         for row in store.conn.execute(sql, [*chunk, *params_extra, *chunk, *params_extra]):
@@ -301,10 +294,10 @@ def shared_entity_keys(store: "Store", a: str, b: str) -> list[str]:
 def briefs_by_id(store: "Store", ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Short views of memories by public id: what graph listings print beside each node."""
     out: dict[str, dict[str, Any]] = {}
-    for chunk in _chunks(list(ids)):
+    for chunk, marks in batches.in_lists(list(ids)):
         for row in store.conn.execute(
             "SELECT id, rowid, text, kind, scope, created_at, event_at, status, source, "
-            f"json_extract(meta, '$.session') FROM memories WHERE id IN ({_marks(len(chunk))})", list(chunk)
+            f"json_extract(meta, '$.session') FROM memories WHERE id IN ({marks})", list(chunk)
         ):
             out[row[0]] = {"id": row[0], "rowid": int(row[1]), "text": row[2], "kind": row[3], "scope": row[4],
                            "created_at": row[5], "event_at": row[6], "status": row[7], "source": row[8],
@@ -315,10 +308,10 @@ def briefs_by_id(store: "Store", ids: Sequence[str]) -> dict[str, dict[str, Any]
 def scoped_ids(store: "Store", ids: Sequence[str], scope: str | None) -> set[str]:
     """The subset of ``ids`` that are live memories in ``scope`` (None: any scope)."""
     out: set[str] = set()
-    for chunk in _chunks(list(ids)):
+    for chunk, marks in batches.in_lists(list(ids)):
         # Unary + keeps the planner on the id index: without ANALYZE statistics it would read every
         # memory of the scope through memories_scope_created (100 ms at 100k memories).
-        sql = f"SELECT id FROM memories WHERE id IN ({_marks(len(chunk))}) AND +status != 'archived'"
+        sql = f"SELECT id FROM memories WHERE id IN ({marks}) AND +status != 'archived'"
         params: list[Any] = list(chunk)
         if scope is not None:
             sql += " AND +scope = ?"
@@ -353,7 +346,7 @@ def entity_ids_for_keys(store: "Store", keys: Sequence[str]) -> dict[str, tuple[
     if not keys:
         return {}
     rows = store.conn.execute(
-        f"SELECT key, id, mention_count FROM entities WHERE key IN ({_marks(len(keys))})", list(keys)
+        f"SELECT key, id, mention_count FROM entities WHERE key IN ({batches.marks(len(keys))})", list(keys)
     )
     return {str(k): (int(i), int(c)) for k, i, c in rows}
 
@@ -402,11 +395,11 @@ def related_entities(store: "Store", entity_id: int, scope: str | None, limit: i
 def entities_of(store: "Store", rowids: Sequence[int]) -> list[tuple[int, int, str, str, int]]:
     """``(memory rowid, entity id, key, name, mention count)`` for each mention of these memories."""
     out: list[tuple[int, int, str, str, int]] = []
-    for chunk in _chunks(list(rowids)):
+    for chunk, marks in batches.in_lists(list(rowids)):
         out.extend(
             (int(r), int(i), k, n, int(c)) for r, i, k, n, c in store.conn.execute(
                 "SELECT me.memory_rowid, e.id, e.key, e.name, e.mention_count FROM memory_entities me "
-                f"JOIN entities e ON e.id = me.entity_id WHERE me.memory_rowid IN ({_marks(len(chunk))})", list(chunk)
+                f"JOIN entities e ON e.id = me.entity_id WHERE me.memory_rowid IN ({marks})", list(chunk)
             )
         )
     return out
@@ -436,9 +429,9 @@ def mention_weights(store: "Store", entity_weights: dict[int, float], scope: str
 def memory_fans(store: "Store", rowids: Sequence[int]) -> dict[int, int]:
     """How many entities each memory mentions."""
     out: dict[int, int] = {}
-    for chunk in _chunks(list(rowids)):
+    for chunk, marks in batches.in_lists(list(rowids)):
         for r, n in store.conn.execute(
-            f"SELECT memory_rowid, COUNT(*) FROM memory_entities WHERE memory_rowid IN ({_marks(len(chunk))}) "
+            f"SELECT memory_rowid, COUNT(*) FROM memory_entities WHERE memory_rowid IN ({marks}) "
             "GROUP BY memory_rowid", list(chunk)
         ):
             out[int(r)] = int(n)
@@ -465,9 +458,9 @@ def rowids_in_window(store: "Store", scope: str | None, start: str, end: str, li
 
 def with_event_at(store: "Store", rowids: Sequence[int]) -> set[int]:
     out: set[int] = set()
-    for chunk in _chunks(list(rowids)):
+    for chunk, marks in batches.in_lists(list(rowids)):
         out.update(int(r[0]) for r in store.conn.execute(
-            f"SELECT rowid FROM memories WHERE rowid IN ({_marks(len(chunk))}) AND event_at IS NOT NULL", list(chunk)))
+            f"SELECT rowid FROM memories WHERE rowid IN ({marks}) AND event_at IS NOT NULL", list(chunk)))
     return out
 
 
@@ -492,7 +485,7 @@ def scope_edges(store: "Store", scope: str | None, layers: Sequence[str] | None 
         where += " AND a.scope = ? AND b.scope = ?"
         params += [scope, scope]
     if layers:
-        where += f" AND e.layer IN ({_marks(len(layers))})"
+        where += f" AND e.layer IN ({batches.marks(len(layers))})"
         params += list(layers)
     rows = store.conn.execute(
         "SELECT e.src, e.dst, e.layer, e.type, e.weight FROM edges e JOIN memories a ON a.id = e.src "
@@ -597,7 +590,7 @@ def community_rowids(store: "Store", community_ids: Sequence[int], limit: int) -
         return []
     rows = store.conn.execute(
         "SELECT c.memory_rowid FROM community_members c JOIN memories m ON m.rowid = c.memory_rowid "
-        f"WHERE c.community_id IN ({_marks(len(community_ids))}) AND m.status != 'archived' LIMIT ?",
+        f"WHERE c.community_id IN ({batches.marks(len(community_ids))}) AND m.status != 'archived' LIMIT ?",
         [*community_ids, limit],
     )
     return [int(r[0]) for r in rows]
@@ -655,9 +648,9 @@ def graph_counts(store: "Store", scope: str | None) -> dict[str, Any]:
 def ids_of(store: "Store", rowids: Sequence[int]) -> dict[int, str]:
     """``rowid -> public id``."""
     out: dict[int, str] = {}
-    for chunk in _chunks(list(rowids)):
+    for chunk, marks in batches.in_lists(list(rowids)):
         out.update((int(r), str(i)) for r, i in store.conn.execute(
-            f"SELECT rowid, id FROM memories WHERE rowid IN ({_marks(len(chunk))})", list(chunk)))
+            f"SELECT rowid, id FROM memories WHERE rowid IN ({marks})", list(chunk)))
     return out
 
 
@@ -686,7 +679,7 @@ def tag_fans(store: "Store", words: Sequence[str], scope: str | None) -> dict[st
     if not words:
         return {}
     params: list[Any] = [w.lower() for w in words]
-    where = f"lower(j.value) IN ({_marks(len(params))}) AND m.status != 'archived'"
+    where = f"lower(j.value) IN ({batches.marks(len(params))}) AND m.status != 'archived'"
     if scope is not None:
         where += " AND m.scope = ?"
         params.append(scope)
@@ -700,9 +693,9 @@ def causal_sources(store: "Store", rowids: Sequence[int], types: Sequence[str]) 
     """``(explanation or fix rowid, problem rowid)`` for the links of ``types`` (``caused``, ``resolved``)
     into ``rowids`` (``mem.stages.link.link_causal`` writes them explanation or fix -> problem report)."""
     out: list[tuple[int, int]] = []
-    for chunk in _chunks(list(rowids), 400):
+    for chunk, marks in batches.in_lists(list(rowids), 400):
         out += [(int(s), int(d)) for s, d in store.conn.execute(
             "SELECT ms.rowid, md.rowid FROM memories md JOIN edges e ON e.dst = md.id JOIN memories ms ON ms.id = e.src "
-            f"WHERE md.rowid IN ({_marks(len(chunk))}) AND e.type IN ({_marks(len(types))}) ORDER BY ms.rowid, md.rowid",
+            f"WHERE md.rowid IN ({marks}) AND e.type IN ({batches.marks(len(types))}) ORDER BY ms.rowid, md.rowid",
             [*chunk, *types])]
     return out

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from mem.records import MEMORY_FIELDS, Memory
-from mem.store.graph import _chunks, _marks  # the graph store's batching of IN lists, shared
+from mem.store import batches
 
 if TYPE_CHECKING:
     import numpy as np
@@ -129,9 +129,7 @@ def entity_fans(store: "Store", rowids: Sequence[int]) -> dict[int, list[int]]:
     """For each memory, the fan (number of memories mentioning it) of each of its entities."""
     out: dict[int, list[int]] = {}
     ids = list(rowids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in batches.in_lists(ids):
         for rowid, fan in store.conn.execute(
             f"SELECT me.memory_rowid, (SELECT COUNT(*) FROM memory_entities x WHERE x.entity_id = me.entity_id) "
             f"FROM memory_entities me WHERE me.memory_rowid IN ({marks})", chunk,
@@ -156,10 +154,9 @@ def supersessions(store: "Store", memories: Iterable[Memory]) -> dict[str, dict[
     (superseded before reasons were kept), is left out."""
     by = {m.id: m.superseded_by for m in memories if m.superseded_by}
     wanted, found = list(by), {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start:start + 500]
+    for chunk, marks in batches.in_lists(wanted):
         for memory_id, at, payload in store.conn.execute(
-                f"SELECT memory_id, at, payload FROM changelog WHERE memory_id IN ({','.join('?' * len(chunk))}) "
+                f"SELECT memory_id, at, payload FROM changelog WHERE memory_id IN ({marks}) "
                 "AND op = 'supersede' ORDER BY seq", chunk):
             found[str(memory_id)] = (str(at), orjson.loads(payload or "{}"))
     return {memory_id: {"at": at, "reason": payload.get("reason")} for memory_id, (at, payload) in found.items()
@@ -208,7 +205,7 @@ def replaced_by(store: "Store", ids: Sequence[str], type: str = "supersedes") ->
         return {}
     out: dict[str, set[str]] = {}
     for src, dst in store.conn.execute(
-            f"SELECT src, dst FROM edges WHERE src IN ({','.join('?' * len(ids))}) AND type = ?", [*ids, type]):
+            f"SELECT src, dst FROM edges WHERE src IN ({batches.marks(len(ids))}) AND type = ?", [*ids, type]):
         out.setdefault(src, set()).add(dst)
     return out
 
@@ -217,9 +214,9 @@ def superseded_now(store: "Store", ids: Sequence[str]) -> dict[str, list[str]]:
     """Each of ``ids`` that other memories are superseded by now -> those memories (their ``superseded_by``),
     in rowid order. Unlike ``replaced_by``'s edges, this is the state search hides memories by."""
     out: dict[str, list[str]] = {}
-    for chunk in _chunks(list(ids)):
+    for chunk, marks in batches.in_lists(list(ids)):
         for older, newer in store.conn.execute(
-                f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({_marks(len(chunk))}) ORDER BY rowid",
+                f"SELECT id, superseded_by FROM memories WHERE superseded_by IN ({marks}) ORDER BY rowid",
                 chunk):
             out.setdefault(str(newer), []).append(str(older))
     return out
@@ -236,11 +233,10 @@ def successors(store: "Store", rowids: Sequence[int], *, max_steps: int = 8) -> 
             break
         ask = sorted(frontier)
         found: dict[int, int] = {}
-        for start in range(0, len(ask), 500):
-            part = ask[start:start + 500]
+        for part, marks in batches.in_lists(ask):
             found.update((int(r[0]), int(r[1])) for r in store.conn.execute(
                 "SELECT m.rowid, s.rowid FROM memories m JOIN memories s ON s.id = m.superseded_by "
-                f"WHERE m.rowid IN ({','.join('?' * len(part))}) AND m.superseded_by IS NOT NULL", part))
+                f"WHERE m.rowid IN ({marks}) AND m.superseded_by IS NOT NULL", part))
         step.update(found)
         frontier = set(found.values())
     out = {}
@@ -328,11 +324,10 @@ def correction_candidates(store: "Store", rowid: int, scope: str, neighbours: Se
     if not wanted:
         return []
     found = []
-    for start in range(0, len(wanted), 500):
-        part = wanted[start:start + 500]
+    for part, marks in batches.in_lists(wanted):
         # unary +: rowid lookups, never a walk of the scope index (no statistics: 50 ms at 100k)
         found += [(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6]))) for r in store.conn.execute(
-            f"SELECT m.rowid, {_RIVAL_COLUMNS} FROM memories m WHERE m.rowid IN ({','.join('?' * len(part))}) "
+            f"SELECT m.rowid, {_RIVAL_COLUMNS} FROM memories m WHERE m.rowid IN ({marks}) "
             "AND +m.scope = ? AND m.superseded_by IS NULL AND +m.status != 'archived'", [*part, scope])]
     return _newest_first(found)
 
@@ -393,11 +388,10 @@ class RivalRows:
     def load(self, rowids: Iterable[int]) -> None:
         """Read the rows of ``rowids`` not kept yet (one statement per 500)."""
         missing = sorted({int(r) for r in rowids} - self.rows.keys())
-        for start in range(0, len(missing), 500):
-            part = missing[start:start + 500]
+        for part, marks in batches.in_lists(missing):
             for r in self.store.conn.execute(
                     f"SELECT m.rowid, {_RIVAL_COLUMNS}, m.scope, m.superseded_by, m.status FROM memories m "
-                    f"WHERE m.rowid IN ({','.join('?' * len(part))})", part):
+                    f"WHERE m.rowid IN ({marks})", part):
                 self._keep(int(r[0]), Rival(r[1], r[2], r[3], r[4], r[5], bool(r[6])), r[7], r[8] is not None,
                            r[9] == "archived")
 
@@ -605,7 +599,7 @@ def _scoped_batch(store: "Store", sql: str, params: list[Any], *, scope: str | N
     if ids is not None:
         if not ids:
             return []
-        sql += f" AND m.id IN ({','.join('?' * len(ids))})"
+        sql += f" AND m.id IN ({batches.marks(len(ids))})"
         params.extend(ids)
     sql += " ORDER BY m.rowid LIMIT ?"
     params.append(limit)
@@ -748,9 +742,9 @@ def compress_candidates(store: "Store", scope: str, *, protected_tags: Sequence[
 def ends(store: "Store", rowids: Sequence[int]) -> dict[int, str]:
     """rowid -> ``valid_until`` of the memories among ``rowids`` that name an end (most name none)."""
     out: dict[int, str] = {}
-    for part in _chunks(sorted(set(rowids))):
+    for part, marks in batches.in_lists(sorted(set(rowids))):
         out.update((int(r[0]), str(r[1])) for r in store.conn.execute(
-            f"SELECT rowid, valid_until FROM memories WHERE rowid IN ({_marks(len(part))}) AND valid_until IS NOT NULL",
+            f"SELECT rowid, valid_until FROM memories WHERE rowid IN ({marks}) AND valid_until IS NOT NULL",
             part))
     return out
 
@@ -759,10 +753,10 @@ def suspensions(store: "Store", rowids: Sequence[int]) -> dict[int, list[tuple[i
     """rule rowid -> ``(rowid, valid_until)`` of each memory with a ``suspends`` edge to it (an exception
     for a while, ``mem.score.validity``), for the rules among ``rowids``."""
     out: dict[int, list[tuple[int, str]]] = {}
-    for part in _chunks(sorted(set(rowids))):
+    for part, marks in batches.in_lists(sorted(set(rowids))):
         for rule, exception, end in store.conn.execute(
                 "SELECT r.rowid, x.rowid, x.valid_until FROM memories r JOIN edges e ON e.dst = r.id AND e.type = 'suspends' "
-                f"JOIN memories x ON x.id = e.src WHERE r.rowid IN ({_marks(len(part))}) "
+                f"JOIN memories x ON x.id = e.src WHERE r.rowid IN ({marks}) "
                 "AND x.valid_until IS NOT NULL AND x.superseded_by IS NULL AND x.status != 'archived'", part):
             out.setdefault(int(rule), []).append((int(exception), str(end)))
     return out

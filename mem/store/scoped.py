@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from mem.store import batches
+
 if TYPE_CHECKING:
     from mem.store import Store
 
@@ -15,9 +17,7 @@ def scopes_of(store: "Store", memory_ids: Iterable[str]) -> dict[str, str]:
     """``{id: scope}`` for the ids that exist."""
     ids = list(dict.fromkeys(memory_ids))
     out: dict[str, str] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in batches.in_lists(ids):
         out.update((str(i), str(s)) for i, s in store.conn.execute(
             f"SELECT id, scope FROM memories WHERE id IN ({marks})", chunk))
     return out

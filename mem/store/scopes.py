@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mem.store import batches
+
 if TYPE_CHECKING:
     from mem.store import Store
 
@@ -96,7 +98,7 @@ def move_memories(store: "Store", rowids: Sequence[int], new: str, *, at: str) -
         return 0
     params = [(new, rowid) for rowid in rowids]
     ids = store.conn.execute(
-        f"SELECT id, scope FROM memories WHERE rowid IN ({','.join('?' * len(rowids))})", list(rowids)
+        f"SELECT id, scope FROM memories WHERE rowid IN ({batches.marks(len(rowids))})", list(rowids)
     ).fetchall()
     store.conn.executemany("UPDATE memories SET scope = ? WHERE rowid = ?", params)
     store.conn.executemany("UPDATE assertions SET scope = ? WHERE memory_rowid = ?", params)
@@ -127,10 +129,9 @@ def scope_stats(store: "Store", scope: str) -> dict[str, Any]:
 
 def scopes_of(store: "Store", rowids: Sequence[int]) -> set[str]:
     out: set[str] = set()
-    for start in range(0, len(rowids), 500):
-        chunk = list(rowids[start:start + 500])
+    for chunk in map(list, batches.chunks(rowids)):
         out.update(r[0] for r in store.conn.execute(
-            f"SELECT DISTINCT scope FROM memories WHERE rowid IN ({','.join('?' * len(chunk))})", chunk))
+            f"SELECT DISTINCT scope FROM memories WHERE rowid IN ({batches.marks(len(chunk))})", chunk))
     return out
 
 

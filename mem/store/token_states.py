@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from mem.store import batches
+
 if TYPE_CHECKING:
     from mem.store import Store
 
@@ -33,9 +35,7 @@ def get(store: "Store", rowids: Sequence[int], form: str) -> dict[int, bytes]:
     """The stored states of ``rowids`` in ``form`` (rows of another form are left out: computed anew)."""
     out: dict[int, bytes] = {}
     ids = list(rowids)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
+    for chunk, marks in batches.in_lists(ids):
         for rowid, blob in store.conn.execute(
                 f"SELECT rowid, states FROM token_states WHERE form = ? AND rowid IN ({marks})", [form, *chunk]):
             out[int(rowid)] = bytes(blob)
