@@ -87,61 +87,61 @@ _NAME_LIKE = re.compile(r"(?=[\w./-]*[a-z])(?=[\w./-]*[\d_./-])[\w./-]+$")  # "e
 _CLAUSE = r"(?:^|[,;:.]\s*|\b(?:the|our|with)\s+)"
 # Each shape of change around a verb of the table (groups old, new, new2, thing), with the whole words it needs
 # one of: a text with none of a shape's words is not searched for it (``read``)
-_SHAPES = [(frozenset(needed), re.compile(shape)) for needed, shape in [
+_SHAPES = {name: (frozenset(needed), re.compile(shape)) for name, needed, shape in [
     # switched / moved / raised / took over ... from|off A (to|onto B)
-    (_verb_words(*_MOVE),
+    ("moved_from", _verb_words(*_MOVE),
      rf"\b{_MOVE_RE}\b[^,;:.()\n]{{0,60}}?\b(?:from|off)\s+{_SPAN.format('old')}"
      rf"(?:\s+(?:to|into|onto|over to)\s+{_SPAN.format('new')})?{_STOP}"),
     # replaced / renamed / swapped A with|by|to|for B
-    (_verb_words(*_REPLACE),
+    ("replaced_with", _verb_words(*_REPLACE),
      rf"\b{_REPLACE_RE}\s+{_SPAN.format('old')}\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')}{_STOP}"),
     # A was replaced by B / A was renamed to B / A was dropped / A is gone / with A gone
-    (_verb_words(*_REPLACE, *_REMOVE) | {"gone"},
+    ("was_replaced", _verb_words(*_REPLACE, *_REMOVE) | {"gone"},
      rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are|is being)\s+(?:now\s+)?"
      rf"(?:{_REPLACE_RE}|{_REMOVE_RE})|gone)(?:\s+(?:with|by|to|for|in favou?r of)\s+{_SPAN.format('new')})?{_STOP}"),
     # A renamed (to) B, A replaced by B: a note's passive with no "was" ("wo-bridge repo renamed to
     # gustline/sap-pm-sync"), and "renamed" with its new name right after ("#gust-alarms has been renamed
     # #ops-alarms"); an active "we renamed the repo" has no target after its verb, so it is not read here
-    (_verb_words(*_REPLACE),
+    ("telegraphic", _verb_words(*_REPLACE),
      rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:(?:was|were|has been|have been|got|is|are)\s+)?(?:{_REPLACE_RE}\s+"
      rf"(?:with|by|to|in favou?r of)|renamed(?=\s+[#\w./-]*[#\d_./-]))\s+{_SPAN.format('new')}{_STOP}"),
     # B replaces / superseded A: the object of an active "replace" with no "with" is what stopped holding, whether
     # the subject is the new value ("FASTLY_API_TOKEN replaces PRESSROOM_FASTLY_KEY") or who replaced it
-    ({"replaces", "replaced", "supersedes", "superseded"},
+    ("replaces", {"replaces", "replaced", "supersedes", "superseded"},
      rf"\b(?:replac|supersed)(?:es|ed)\s+{_SPAN.format('old')}(?:{_STOP}|(?=\s+(?:with|by|in favou?r of)\b))"),
     # dropping / removed / retired / reverted A, unless an amount follows
     # ("dropping the homepage TTL to 5 s" lowers an amount: what it names is a slot, not a value removed)
-    (_verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}(?!\s+(?:to|from|by)\s+[\d.$£€])"),
+    ("removing", _verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}(?!\s+(?:to|from|by)\s+[\d.$£€])"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
-    (_verb_words(*_TRANSFER),
+    ("handed", _verb_words(*_TRANSFER),
      rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"
      rf"(?P<thing>[^,;:.\n]{{0,60}}?)\bto\s+{_SPAN.format('new')}{_STOP}"),
     # instead of A / rather than A / , not A / no longer A (after "no longer" a lone word ending the
     # clause is a predicate, "no longer needed", not a value)
-    ({"instead", "rather", "not", "never", "no"},
+    ("instead_of", {"instead", "rather", "not", "never", "no"},
      rf"(?:\binstead of|\brather than|[,;]\s*(?:and\s+|but\s+)?(?:not|never)|\bno longer(?!\s+[\w-]+{_END}))"
      rf"\s+{_SPAN.format('old')}{_END}"),
     # an identifier that is now / became another: "STRIPE_KEY is now STRIPE_SECRET_KEY"
-    ({"now", "became", "becomes", "turned"},
+    ("ident_now", {"now", "became", "becomes", "turned"},
      rf"(?P<old>{_IDENT})\s+(?:is now|are now|became|becomes|turned into|is now called)\s+(?P<new>{_IDENT})"),
     # a name that holds now: "the clinic-sync worker is called roster-sync now", "X is now named Y"
-    ({"called", "named"},
+    ("called_now", {"called", "named"},
      rf"{_CLAUSE}{_SPAN.format('old')}\s+(?:is|are)\s+(?:now\s+(?:called|named)\s+{_SPAN.format('new')}{_STOP}"
      rf"|(?:called|named)\s+(?P<new2>[\w./-]+(?: [\w./-]+){{0,2}}?)\s+now\b)"),
     # a one-word name that is called / named another: "grader is named assessment-engine in the manifests",
     # "#sf-alerts is called #skyforge-ops-alerts" (a description, "the job that archives it is called X", is no name)
-    ({"called", "named"},
+    ("called", {"called", "named"},
      rf"(?:^|[,;:.]\s*)(?P<old>[#\w][\w./#-]*)\s+(?:is|are)\s+(?:now\s+)?(?:called|named)\s+"
      rf"{_SPAN.format('new')}{_STOP}"),
     # A -> B, a note's change ("menu-api -> catalog-svc", "Joel -> Fatima for the support inbox"); one arrow only,
     # as a flow of several ("nginx -> gunicorn -> django") changes nothing
-    ({"->", "→"},
+    ("arrow", {"->", "→"},
      rf"(?:^|[,;:.(]\s*){_SPAN.format('old')}\s*(?:->|→)\s*{_SPAN.format('new')}{_STOP}(?![^\n]*(?:->|→))"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
-    ({"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
-]]
-_TELEGRAPHIC = _SHAPES[3][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
-_REMOVING = _SHAPES[5][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
+    ("no_longer", {"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
+]}
+_TELEGRAPHIC = _SHAPES["telegraphic"][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
+_REMOVING = _SHAPES["removing"][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
 # A note's passive without its "was" and "renamed" without "to" are read as changes. False: only the full forms.
 TELEGRAPHIC = True
 # A note's named speaker is who its "I" is ("From Marek: I've handed ..."). False: "I" names no one.
@@ -367,7 +367,7 @@ def read(text: str, kind: str = "fact") -> Reading | None:
     new: list[Value] = []
     handed: list[tuple[Value, Value]] = []
     runs = frozenset(_RUNS.findall(lowered)).union(arrow for arrow in ("->", "→") if arrow in lowered)
-    for needed, shape in _SHAPES:
+    for needed, shape in _SHAPES.values():
         if PREFILTER and needed.isdisjoint(runs) or shape is _TELEGRAPHIC and not TELEGRAPHIC:
             continue
         for match in shape.finditer(lowered):
