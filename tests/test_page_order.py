@@ -190,3 +190,46 @@ def test_a_newer_close_neighbour_may_pass_an_older_one() -> None:
     assert hits[0]["id"] == new_id and old_id in hits[0]["why"]["order"]["over"]
     fused = run_mem("search", "how many approvals does a PR need", "--json", "--scope", "p", "--channel=-recency", env=MINILM)
     assert fused.records[0]["id"] == old_id
+
+
+def test_a_correction_contradicting_two_older_memories_stays_above_both() -> None:
+    """Intake leaves the newer two open contradictions; the page model, which would put the older that is closer to
+    the question first, may undo neither (``why.contradicts`` names the first in ``over``, the other in ``others``)."""
+    records = [{"text": "Gameplay telemetry is sampled at 10% in production before it goes to ClickHouse; errors and "
+                        "purchases are always kept.", "scope": "t", "created_at": "2028-04-11T09:07:00Z"},
+               {"text": "Telemetry lands in the ClickHouse cluster ch-telemetry with 30 days of raw events and a year of "
+                        "hourly rollups.", "scope": "t", "created_at": "2028-04-11T09:21:00Z"},
+               {"text": "Event sampling in prod is 0.25 now; ClickHouse got two more shards so we can afford to keep a "
+                        "quarter of events.", "scope": "t", "created_at": "2028-04-27T09:00:00Z"}]
+    sampled, lands, now = (r["id"] for r in run_mem("add", "-", input=jsonl(*records), env=MINILM).records)
+    open_edges = [r for r in run_mem("verify", "--scope", "t", "--now", "2028-05-01T00:00:00Z", env=MINILM).records
+                  if r.get("finding") == "contradiction"]
+    assert {(r["id"], r["other"]) for r in open_edges} == {(now, sampled), (now, lands)}
+    hits = run_mem("search", "how much telemetry is sampled in production", "--json", "--scope", "t",
+                   "--now", "2028-05-01T00:00:00Z", env=MINILM).records
+    assert [h["id"] for h in hits] == [now, sampled, lands]
+    note = hits[0]["why"]["contradicts"]
+    assert {note["over"], *note.get("others", [])} == {sampled, lands}
+
+
+def test_a_later_ordering_step_never_undoes_an_open_contradiction() -> None:
+    """The recs cadence told four times: intake leaves the newest an open contradiction with the twice-a-week
+    one. Search then puts twice-a-week over the nightly one it names more question words than (``current``); moving
+    it up must take the newest along above it, not pass it."""
+    records = [
+        {"text": "The recs model (two-tower, PyTorch) is retrained weekly, Sunday 02:00 UTC, by the Airflow DAG recs_train.",
+         "created_at": "2034-03-06T09:22:00Z", "scope": "r"},
+        {"text": "recs_train runs every night at 03:00 UTC.", "created_at": "2034-04-17T09:00:00Z", "scope": "r"},
+        {"text": "Nightly retraining caused too much churn for merchandising: recs retrain is twice a week, Monday and "
+                 "Thursday 03:00 UTC.", "created_at": "2034-06-27T09:00:00Z", "scope": "r"},
+        {"text": "Two-tower retrain cadence: every Monday at 03:00 UTC; the Thursday run was dropped after the compute "
+                 "review.", "created_at": "2034-09-26T09:00:00Z", "scope": "r"}]
+    weekly, nightly, twice, monday = (r["id"] for r in run_mem("add", "-", input=jsonl(*records), env=MINILM).records)
+    open_edges = {(r["id"], r["other"]) for r in run_mem("verify", "--scope", "r", "--now", "2034-10-01T00:00:00Z",
+                                                         env=MINILM).records if r.get("finding") == "contradiction"}
+    assert (monday, twice) in open_edges
+    hits = run_mem("search", "do we still retrain recs every night", "--json", "--scope", "r",
+                   "--now", "2034-10-01T00:00:00Z", env=MINILM).records
+    ids = [h["id"] for h in hits]
+    assert ids == [monday, twice, nightly, weekly], ids
+    assert hits[1]["why"]["current"]["over"] == nightly  # the later step's own move still holds

@@ -10,7 +10,8 @@ predecessor would have, even when no channel found the correction itself.
 Intake records a ``contradicts`` edge (newer -> older) when a correction looks like it replaces an
 older memory but not clearly enough to supersede it. Until someone resolves it, a query that finds
 both should answer with the newer: this moves the newer hit to just above the older one (scores stay
-in rank order; the hits between shift down by one) and says so in ``why["contradicts"]``.
+in rank order; the hits between shift down by one) and says so in ``why["contradicts"]``. What one step put
+first no later step undoes: a hit moved up takes along the hits that must stay above it.
 
 Where intake saw no change at all ("Sofia Marquez takes model serving questions in the meantime" after
 "Femi Balogun owns model serving": no change word, cosine .30), the question itself says what two hits
@@ -24,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mem.records import Hit
 
@@ -60,24 +61,75 @@ def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, ...]], *, key: s
     [('new', 1, 1.0), ('old', 2, 0.5), ('x', 3, 0.33)]
     >>> out[0].why["contradicts"]
     {'over': 'old', 'reason': 'newer memory contradicts an older one; the older ranks below it'}
+
+    A newer over several olders names the first in ``over`` and the rest in ``others``:
+
+    >>> out = newer_first([hit("a", 1), hit("b", 2), hit("new", 3)], [("new", "b"), ("new", "a")])
+    >>> [h.memory.id for h in out], out[0].why["contradicts"]["over"], out[0].why["contradicts"]["others"]
+    (['new', 'a', 'b'], 'b', ['a'])
+
+    What an earlier call put first (its notes, ``NOTED``) a later one never undoes: moving a newer above its
+    older takes along every hit that must stay above it, and a pair against an earlier one is left out.
+
+    >>> out = newer_first([hit("b", 1), hit("x", 2), hit("c", 3), hit("a", 4)], [("c", "b")])
+    >>> [h.memory.id for h in out]
+    ['c', 'b', 'x', 'a']
+    >>> [h.memory.id for h in newer_first(out, [("b", "c"), ("a", "b")], key="current")]
+    ['c', 'a', 'b', 'x']
     """
     order = [h.memory.id for h in hits]
     by_id = {h.memory.id: h for h in hits}
-    notes: dict[str, dict[str, str]] = {}
+    # id -> the ids that must rank above it, in the order they were told (of two newers over one older, the one told
+    # first ranks first, as when each pair in turn moved its newer to just above its older)
+    before: dict[str, dict[str, None]] = {i: {} for i in order}
+    for h in hits:
+        for noted in NOTED:
+            if note := h.why.get(noted):
+                for older in (note["over"], *note.get("others", ())):
+                    if older in before:
+                        before[older][h.memory.id] = None
+    notes: dict[str, dict[str, Any]] = {}
     for newer, older, *told in pairs:
-        if newer not in by_id or older not in by_id or newer == older:
-            continue
-        if order.index(newer) > order.index(older):
-            order.remove(newer)
-            order.insert(order.index(older), newer)
-        notes[newer] = {"over": older,
-                        "reason": told[0] if told else "newer memory contradicts an older one; the older ranks below it"}
+        if newer not in by_id or older not in by_id or newer == older or _above(older, newer, before):
+            continue  # not on the page, or against what is decided already: the older stays above
+        before[older][newer] = None
+        if newer not in notes:
+            notes[newer] = {"over": older,
+                            "reason": told[0] if told else "newer memory contradicts an older one; the older ranks below it"}
+        elif older != notes[newer]["over"] and older not in notes[newer].setdefault("others", []):
+            notes[newer]["others"].append(older)
     if not notes:
         return list(hits)
+    placed: list[str] = []
+
+    def place(i: str) -> None:  # what must rank above a hit goes in first; then the hit
+        if i not in placed:
+            for first in before[i]:
+                place(first)
+            placed.append(i)
+
+    for i in order:
+        place(i)
     scores = [h.score for h in hits]
     return [dataclasses.replace(by_id[i], rank=rank, score=scores[rank - 1],
                                 why={**by_id[i].why, **({key: notes[i]} if i in notes else {})})
-            for rank, i in enumerate(order, start=1)]
+            for rank, i in enumerate(placed, start=1)]
+
+
+# The ``why`` notes of the ordering steps (``newer_first``'s keys): each one's pairs bind the later steps.
+NOTED = ("contradicts", "current")
+
+
+def _above(a: str, b: str, before: Mapping[str, Mapping[str, None]]) -> bool:
+    """Whether ``a`` must rank above ``b`` under ``before`` (id -> the ids that must rank above it), through any chain."""
+    seen, todo = set(), [b]
+    while todo:
+        for first in before[todo.pop()].keys() - seen:
+            if first == a:
+                return True
+            seen.add(first)
+            todo.append(first)
+    return False
 
 
 # Hits compared for current truth: the page a user reads (a correction ranked 11th helps nobody).

@@ -119,7 +119,8 @@ def passing(hits: Sequence[Hit], vectors: Mapping[str, "np.ndarray"], asked: str
     numbers = numbers_asked(asked)
     held = [numbers_held(h.memory.text, numbers) for h in hits]
     away = [elsewhere(asked, h.memory.text) for h in hits]
-    decided = {(h.memory.id, note["over"]) for h in hits for key in DECIDED if (note := h.why.get(key))}
+    decided = {(h.memory.id, over) for h in hits for key in DECIDED if (note := h.why.get(key))
+               for over in (note["over"], *note.get("others", ()))}
 
     def older(a: Hit, b: Hit) -> bool:
         if (a.memory.id in gone) != (b.memory.id in gone):
