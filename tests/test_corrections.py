@@ -169,6 +169,11 @@ PAIRS = {
     "abbreviated": ("Topic data in the production Kafka cluster is kept for 7 days.",
                     "Prod Kafka topic data is kept for 14 days now, the auditors asked for two weeks.", "fact",
                     "how long does production kafka keep topic data?"),
+    # ... "infra" the infrastructure a handover names, with the person who moves on as the old value
+    "infra_abbreviated": ("Rafael Ortiz (Norrland Systems) looks after the CI infrastructure: runners, caches and the "
+                          "workflow files.",
+                          "Aiko Sato (Quayside) runs the CI infra day to day from this month; Rafael is moving to the "
+                          "codegen team.", "fact", "who looks after the CI infrastructure?"),
     # "took over X from P, who moves to ...": the thing handed over is a name with a separator, as specific as
     # two slot words, and the person taken over from is the old value
     "took_over": ("Priya Raman owns hs-ingest, the Rust service that reads telemetry off the broker.",

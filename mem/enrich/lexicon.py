@@ -295,6 +295,10 @@ repository: repo
 auth: auth
 production: prod
 development: dev
+infrastructure: infra
+documentation: docs
+performance: perf
+dependency: deps
 """)
 
 
