@@ -169,6 +169,11 @@ PAIRS = {
     "abbreviated": ("Topic data in the production Kafka cluster is kept for 7 days.",
                     "Prod Kafka topic data is kept for 14 days now, the auditors asked for two weeks.", "fact",
                     "how long does production kafka keep topic data?"),
+    # a number in scientific notation is one number ("3e-4" is 0.0003, not 3 and -4), and a verb of removal with an
+    # amount later in its clause lowers that amount: it names no value removed
+    "scientific": ("ranker training: lr = 3e-4, AdamW.",
+                   "Dropped the ranker's LR to 1e-4, the 3e-4 runs were diverging.", "fact",
+                   "what learning rate does the ranker train with?"),
     # ... "infra" the infrastructure a handover names, with the person who moves on as the old value
     "infra_abbreviated": ("Rafael Ortiz (Norrland Systems) looks after the CI infrastructure: runners, caches and the "
                           "workflow files.",

@@ -4,6 +4,7 @@ not 16 hours), which would let a correction of a duration replace an instance co
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,3 +61,15 @@ def test_a_signed_number_is_below_zero_with_a_unit_and_no_count_without(label: i
     read = _settings(f"Alarm for the -{label} freezers triggers at -{degrees} °C.", plain=True)
     assert (float(-degrees), "degc") in read, read
     assert not any(kind.startswith("freezer") for (_, kind) in read), read  # "-80 freezers" is a label, no count
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 99), st.integers(-20, 20), st.sampled_from(["e", "E"]))
+def test_a_number_in_scientific_notation_is_read_as_its_value(mantissa: int, exponent: int, e: str) -> None:
+    from mem.enrich.settings import _numerals
+
+    value = mantissa / 10 * 10.0 ** exponent
+    written = f"{mantissa / 10:g}{e}{exponent}"
+    read = _numerals(f"the learning rate is {written} now")
+    assert float(read.split()[-2]) == pytest.approx(value, rel=1e-9, abs=1e-12)
+    assert _numerals(f"tag v{written}x stays") == f"tag v{written}x stays"  # inside a word: no number

@@ -109,9 +109,11 @@ _SHAPES = {name: (frozenset(needed), re.compile(shape)) for name, needed, shape 
     # the subject is the new value ("FASTLY_API_TOKEN replaces PRESSROOM_FASTLY_KEY") or who replaced it
     ("replaces", {"replaces", "replaced", "supersedes", "superseded"},
      rf"\b(?:replac|supersed)(?:es|ed)\s+{_SPAN.format('old')}(?:{_STOP}|(?=\s+(?:with|by|in favou?r of)\b))"),
-    # dropping / removed / retired / reverted A, unless an amount follows
-    # ("dropping the homepage TTL to 5 s" lowers an amount: what it names is a slot, not a value removed)
-    ("removing", _verb_words(*_REMOVE), rf"\b{_REMOVE_RE}\s+{_SPAN.format('old')}{_STOP}(?!\s+(?:to|from|by)\s+[\d.$£€])"),
+    # dropping / removed / retired / reverted A, unless an amount follows in its clause
+    # ("dropping the homepage TTL to 5 s", "Dropped the ranker's LR to 1e-4" lower an amount: what they name is a
+    # slot, not a value removed)
+    ("removing", _verb_words(*_REMOVE),
+     rf"\b{_REMOVE_RE}\s+(?!(?:[^,;:.()\n]|\.(?=\d))*?\s(?:to|from|by)\s+[\d.$£€]){_SPAN.format('old')}{_STOP}"),
     # X handed / passed (over) Y (over) to Z: the giver is the old value, the receiver the new
     ("handed", _verb_words(*_TRANSFER),
      rf"(?:^|[,;:.]\s*){_SPAN.format('old')}\s+{_TRANSFER_RE}\s+(?:over\s+)?"

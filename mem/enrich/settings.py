@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from decimal import Decimal
 from functools import lru_cache
 
 from mem.enrich.lexicon import (CHANGE_VERBS, FUNCTION_WORDS, IRREGULAR_PAST, NUMBER_WORDS, QUANTITY_HEADS, QUANTITY_OF,
@@ -28,6 +29,7 @@ _NUMBER = re.compile(r"^\d+(?:[.,]\d+)?$")
 # "30 seconds", "30s", "a 30-minute window"; a unit ends its word ("6 m6i.xlarge nodes" are 6 of something, not 6 m)
 _NUM_UNIT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:-(?=[a-z])|\s*)([a-z%]+(?:/[a-z]+)?(?!\w))?")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_SCIENTIFIC = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][-+]?\d{1,3}(?![\w.])")  # "3e-4", "2.5e3"
 # a unit's count in words: "ten minutes", "one week each", "half an hour"
 _COUNT_WORDS = {**NUMBER_WORDS, "one": "1", "half a": "0.5", "half an": "0.5"}
 _SPELLED = re.compile(rf"\b({'|'.join(_COUNT_WORDS)})(?=[\s-]+(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\b)",
@@ -52,8 +54,12 @@ def _numerals(text: str) -> str:
     'limit £2500 a day, tokens last 10 minutes, one topic each, 0.5 hour at 2 degc'
     >>> _numerals("keeps a fortnight of events; the token is good for a quarter of an hour")
     'keeps 2 weeks of events; the token is good for 15 minutes'
+    >>> _numerals("lr = 3e-4, then 1E-5; 2.5e3 rows")
+    'lr = 0.0003, then 0.00001; 2500 rows'
     """
     text = _DEGREES.sub(" degc", _THOUSANDS.sub("", text))
+    if "e" in text or "E" in text:  # "3e-4" is a number: 0.0003
+        text = _SCIENTIFIC.sub(lambda m: format(Decimal(m[0]), "f"), text)
     if PREFILTER and text.isascii() and _COUNT_FIRST.isdisjoint(_RUNS.findall(text.lower())):
         return text  # no number word at all (a word of another script may match one without its case)
     text = _PHRASE.sub(lambda m: _PHRASED[" ".join(m[1].lower().split())], text)
