@@ -533,8 +533,8 @@ def _shares(new_left: list[Word], old_left: list[Word], swap: tuple[Word, Word],
     def told(w: Word, other: list[Word], older_side: bool) -> bool:
         """The other side names ``w``, or says what it says in a word of its own (each other's best match)."""
         return _matched(w, other) or alike is not None and not w.type and any(
-            not o.type and not _two_names(w, o) and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface))
-            for o in other)
+            not o.type and not _two_names(w, o)
+            and (alike(w.surface, o.surface) if older_side else alike(o.surface, w.surface)) for o in other)
 
     # the tool whose version is swapped is what the claim is about: "Node 18" and "node 20 now"
     tool = {t.split(":", 1)[1] for t in (swap[0].type, swap[1].type) if t.startswith("version:")}

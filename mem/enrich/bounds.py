@@ -14,11 +14,11 @@ and the rest of mem reads it structurally:
 
 An end counts only when it is a calendar day or longer (a date, "next week", "mid-January") written
 right after an end word ("until", "till", "through" in a text of one statement, or "back to ... on" in
-any), or a time the text was written in that it holds for alone ("this week only", "only today", "during today's
-launch"), and only when it lies after the moment the text was written. "Dana handed the on-call to Tomasz; she stays as his
-backup until April" is a handover for good, with a backup for a while; "The batch runs from 01:00 until
-02:00" names a time of day, "until 2034 we used Jenkins" a past, and "Monday until Friday" a weekly
-schedule: none is an end of the whole text. Stdlib only.
+any), or a time the text was written in that it holds for alone ("this week only", "only today", "during
+today's launch"), and only when it lies after the moment the text was written. "Dana handed the on-call to
+Tomasz; she stays as his backup until April" is a handover for good, with a backup for a while; "The batch
+runs from 01:00 until 02:00" names a time of day, "until 2034 we used Jenkins" a past, and "Monday until
+Friday" a weekly schedule: none is an end of the whole text. Stdlib only.
 
 >>> from datetime import datetime, timezone
 >>> at = datetime(2036, 11, 20, 10, tzinfo=timezone.utc)
@@ -52,7 +52,8 @@ _END_WORD = re.compile(rf"\b(?:(?P<before>{_BEFORE_DAY})(?:\s[^;!?]{{0,60}}?)?|(
 # comes back on that day, so the statement ends where it begins (or where it ends, after "after")
 _BACK = re.compile(r"\b(?:back\s+to|revert(?:s|ed|ing)?\s+to|return(?:s|ing)?\s+to|resum(?:es|ing))\b[^.;!?]{0,60}?\b"
                    r"(?:(?P<before>on|from|by|at)|(?P<with>after))\s+$", re.IGNORECASE)
-_ANY = re.compile(rf"\b(?:{_BEFORE_DAY}|{_WITH_DAY}|back|revert|return|resum|only|during)", re.IGNORECASE)  # before scanning
+# before scanning
+_ANY = re.compile(rf"\b(?:{_BEFORE_DAY}|{_WITH_DAY}|back|revert|return|resum|only|during)", re.IGNORECASE)
 # "this week only", "only today": a time the text was written in, and that it holds for alone
 _ONLY_AFTER = re.compile(r"\s*only\b", re.IGNORECASE)
 _ONLY_BEFORE = re.compile(r"\bonly\s+(?:for\s+|during\s+)?$", re.IGNORECASE)

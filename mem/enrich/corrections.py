@@ -140,10 +140,12 @@ _SHAPES = {name: (frozenset(needed), re.compile(shape)) for name, needed, shape 
     ("arrow", {"->", "→"},
      rf"(?:^|[,;:.(]\s*){_SPAN.format('old')}\s*(?:->|→)\s*{_SPAN.format('new')}{_STOP}(?![^\n]*(?:->|→))"),
     # A is no longer <predicate>: the subject is what stopped holding ("the solo pool trick is no longer needed")
-    ("no_longer", {"longer"}, rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
+    ("no_longer", {"longer"},
+     rf"(?:^|[,;:.]\s*|\b(?:the|our)\s+){_SPAN.format('old')}\s+(?:is|are|was|were)\s+no longer\s+[\w-]+{_END}"),
 ]}
 _TELEGRAPHIC = _SHAPES["telegraphic"][1]  # "wo-bridge repo renamed to gustline/sap-pm-sync": read with ``TELEGRAPHIC``
-_REMOVING = _SHAPES["removing"][1]  # "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
+# "dropped A": its object is the old value, unless a modal governs the verb (``_modal_scope``)
+_REMOVING = _SHAPES["removing"][1]
 # A note's passive without its "was" and "renamed" without "to" are read as changes. False: only the full forms.
 TELEGRAPHIC = True
 # A note's named speaker is who its "I" is ("From Marek: I've handed ..."). False: "I" names no one.

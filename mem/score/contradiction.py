@@ -94,8 +94,8 @@ def newer_first(hits: Sequence[Hit], pairs: Iterable[tuple[str, ...]], *, key: s
             continue  # not on the page, or against what is decided already: the older stays above
         before[older][newer] = None
         if newer not in notes:
-            notes[newer] = {"over": older,
-                            "reason": told[0] if told else "newer memory contradicts an older one; the older ranks below it"}
+            reason = told[0] if told else "newer memory contradicts an older one; the older ranks below it"
+            notes[newer] = {"over": older, "reason": reason}
         elif older != notes[newer]["over"] and older not in notes[newer].setdefault("others", []):
             notes[newer]["others"].append(older)
     if not notes:
@@ -121,7 +121,8 @@ NOTED = ("contradicts", "current")
 
 
 def _above(a: str, b: str, before: Mapping[str, Mapping[str, None]]) -> bool:
-    """Whether ``a`` must rank above ``b`` under ``before`` (id -> the ids that must rank above it), through any chain."""
+    """Whether ``a`` must rank above ``b`` under ``before`` (id -> the ids that must rank above it), through any
+    chain of them."""
     seen, todo = set(), [b]
     while todo:
         for first in before[todo.pop()].keys() - seen:
