@@ -960,3 +960,30 @@ def test_two_names_of_parts_are_told_alike_only_as_spelled(on: bool, monkeypatch
          "DB tuning session notes: Basketry inventory-service max DB pool size is 25, min idle 5, statement timeout 2 s. "
          "Connection usage rarely goes above 18."), {"MEM_EMBEDDER": "minilm"})
     assert (newer.get("supersedes") == [older["id"]]) is not on
+
+
+@pytest.mark.parametrize("on", [True, False])
+@pytest.mark.parametrize("older,newer", [
+    ("LearnLoop's K-12 tenant uses Google SSO; students sign in with their school Google accounts.",
+     "LearnLoop's university tenant replaced Google SSO with Shibboleth over the summer."),
+    ("The customer-facing API is documented on ReadMe.",
+     "Internal APIs are no longer documented on ReadMe; they use Backstage TechDocs now."),
+])
+def test_an_old_value_named_about_a_sibling_is_none_of_the_older_s(older: str, newer: str, on: bool,
+                                                                  monkeypatch) -> None:
+    """The old value a correction names is read with the phrase before it, as a setting's slot is: "the university
+    tenant" replacing Google SSO leaves the K-12 tenant's Google SSO alone."""
+    from mem.enrich import corrections
+    from tests.conftest import pair_added_with
+
+    old, new = pair_added_with(monkeypatch, corrections, "VALUE_SLOTS", on, (older, newer), {"MEM_EMBEDDER": "minilm"})
+    assert (new.get("supersedes") == [old["id"]]) is not on
+
+
+def test_the_same_change_of_the_same_subject_still_replaces_its_old_value() -> None:
+    env = {"MEM_EMBEDDER": "minilm"}
+    older = run_mem("add", "LearnLoop's K-12 tenant uses Google SSO; students sign in with their school Google accounts.",
+                    "--now", "2026-05-01T09:00:00Z", env=env).records[0]
+    newer = run_mem("add", "LearnLoop's K-12 tenant replaced Google SSO with Clever over the summer.",
+                    "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    assert newer.get("supersedes") == [older["id"]]

@@ -43,7 +43,8 @@ from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VE
 # the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
 from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
                                  _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival,
-                                 _sentence_of, _sentences, _settings, _show, _slot, quantity, spellings, typed, words)
+                                 _sentence_of, _sentences, _settings, _show, _slot, quantity, spellings, typed, words,
+                                 _CASED_WORD, _phrase)
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
 
@@ -483,6 +484,47 @@ def _present(word: str, text_words: frozenset[str]) -> bool:
     return bool(parts) and parts <= text_words
 
 
+def _qualified_apart(mine: tuple[str, ...], theirs: tuple[str, ...], my_near: frozenset[str],
+                     their_near: frozenset[str]) -> bool:
+    """Whether a word of both slot phrases (``mine``, ``theirs``: ``_phrase``'s words before a value) is qualified
+    right before it, where it stands last, by a word on each side that the other's words (``my_near``,
+    ``their_near``) do not tell: "API *worker* timeout" / "API *request* timeout", "the *K-12* tenant" / "the
+    *university* tenant"."""
+    for head in _slot(mine) & _slot(theirs):
+        a, b = _place(mine, head), _place(theirs, head)
+        if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
+                and not _qualifies(mine[a - 1], their_near) and not _qualifies(theirs[b - 1], my_near):
+            return True
+    return False
+
+
+def _about_apart(value: Value, newer_text: str, older_text: str) -> bool:
+    """Whether the phrases before ``value`` in the two texts (its slot, read as a setting's is) are qualified
+    apart on a word both name (``_qualified_apart``); False where either text does not spell the value."""
+    phrases = [_before(value, text) for text in (newer_text, older_text)]
+    if any(phrase is None for phrase in phrases):
+        return False
+    (mine, my_near), (theirs, their_near) = phrases
+    return _qualified_apart(mine, theirs, my_near, their_near)
+
+
+def _before(value: Value, text: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    """The content words of ``value``'s sentence in ``text`` before it (``_phrase``), and the text's words (a
+    qualifier the other names anywhere in the text tells it: "BigQuery exports" / "BigQuery ...; the daily export")."""
+    found = re.search(r"(?<![\w-])" + r"\W+".join(map(re.escape, value.text.split())) + r"(?![\w-])", text.lower())
+    if found is None:
+        return None
+    return _phrase(_CASED_WORD.findall(text[_sentence_of(text, found.start()):found.start()])), _facts(text)[2]
+
+
+VALUE_SLOTS = True  # an old value named about a sibling of the older's subject is none of its values (``_about_apart``)
+
+
+def _place(side: tuple[str, ...], head: str) -> int:
+    """Where ``head`` stands in a slot phrase: last, nearest its value (``SENTENCE_QUALIFIERS``), else first."""
+    return len(side) - 1 - side[::-1].index(head) if SENTENCE_QUALIFIERS else side.index(head)
+
+
 def _qualifies(word: str, text_words: frozenset[str]) -> bool:
     """``_present`` for a qualifier: a compound one counts as told only by every part, function words too
     ("US-region" is not told by "EU-region": its "us" is no pronoun there). ``QUALIFIER_PARTS``: off."""
@@ -534,12 +576,10 @@ def _relation(mine: tuple[str, ...], theirs: tuple[str, ...], my_words: frozense
     # the qualifiers are looked for in the values' own sentences when given ("Reads are quick" after "refunds-api
     # write timeout is 15 seconds" names no read timeout), and each head where it stands last, nearest its value
     my_near, their_near = sentences if SENTENCE_QUALIFIERS and sentences else (my_words, their_words)
+    if _qualified_apart(mine, theirs, my_near, their_near):
+        return OTHER
     for head in slot & _slot(theirs):
-        a, b = (len(side) - 1 - side[::-1].index(head) if SENTENCE_QUALIFIERS else side.index(head)
-                for side in (mine, theirs))
-        if a and b and mine[a - 1] and theirs[b - 1] and mine[a - 1] != theirs[b - 1] \
-                and not _qualifies(mine[a - 1], their_near) and not _qualifies(theirs[b - 1], my_near):
-            return OTHER
+        a, b = _place(mine, head), _place(theirs, head)
         # "the *default* Celery workers" beside "the *image-processing* Celery worker": the default is what holds
         # where nothing more specific is set, so a change to it leaves the specific one alone (without "default" a
         # dropped qualifier is how corrections refer back: 24 studied detections lost when any older qualifier counted)
@@ -688,6 +728,9 @@ def corrects(reading: Reading, older_text: str, *, neighbour: bool = False) -> s
               and not any(giver == v and 2 * len(thing.terms & parts) < len(thing.terms)
                           for giver, thing in reading.handed)]
     stated += [v for v in departed if v not in stated]
+    # an old value named about one thing and stated about its sibling is no value of the older's ("LearnLoop's
+    # university tenant replaced Google SSO" / "LearnLoop's K-12 tenant uses Google SSO")
+    stated = [v for v in stated if not (VALUE_SLOTS and _about_apart(v, reading.text, older_text))]
     # each old value stated is evidence by its content words; one shared word and a one-word value is
     # too little on its own ("Dana applies it" is not "Dana owns it"), whatever the cosine: the slot,
     # the values or the kind must say more
