@@ -315,6 +315,11 @@ def search_records(query: str, *args: str) -> list[dict[str, Any]]:
     return result.records
 
 
+def open_contradictions(*args: str, env: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """``(newer id, older id)`` of each open contradiction ``mem verify ARGS`` lists, in its order."""
+    return [(r["id"], r["other"]) for r in run_mem("verify", *args, env=env).records if r.get("finding") == "contradiction"]
+
+
 def added_on_day(text: str, day: int, env: dict[str, str] | None = None, kind: str | None = None) -> dict[str, Any]:
     """``mem add TEXT`` on 2026-05-0DAY at 09:00 (with ``--kind KIND`` when given), asserting success: its
     outcome record."""

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mem.enrich.corrections import OTHER, SAME, _relation, _settings, corrects, read, related
-from tests.conftest import jsonl, run_mem
+from tests.conftest import added_on_day, jsonl, open_contradictions, run_mem
 
 # (older memory, correction, correction kind, a question both answer)
 PAIRS = {
@@ -687,12 +687,9 @@ def test_a_handover_that_names_no_old_value_ranks_above_what_it_replaces() -> No
     env = {"MEM_EMBEDDER": "minilm"}
     older = "Olu Adeyemi owns the notifier service and the push certificates."
     newer = "Hana Sato has the notifier now, APNs certs included; Olu went to the cards squad."
-    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", env=env).records[0]
-    second = run_mem("add", newer, "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    first, second = added_on_day(older, 1, env), added_on_day(newer, 2, env)
     assert "supersedes" not in second
-    found = [r for r in run_mem("verify", "--now", "2026-05-03T00:00:00Z", env=env).records
-             if r.get("finding") == "contradiction"]
-    assert [(r["id"], r["other"]) for r in found] == [(second["id"], first["id"])]
+    assert open_contradictions("--now", "2026-05-03T00:00:00Z", env=env) == [(second["id"], first["id"])]
     hits = run_mem("search", "who owns the notifier?", "--now", "2026-05-03T00:00:00Z", env=env).records
     order = [h["id"] for h in hits]
     assert order.index(second["id"]) < order.index(first["id"])
@@ -895,12 +892,9 @@ def test_a_change_that_says_the_old_value_comes_back_is_left_open_and_ranked_fir
     older = "GridPulse keeps 30 days of data in hot storage."
     for_a_while = ("Per the compliance team: GridPulse hot retention stretched to 45 days while the regulator audit is "
                    "open. Revert to 30 when the audit closes.")
-    first = run_mem("add", older, "--now", "2026-05-01T09:00:00Z", env=env).records[0]
-    second = run_mem("add", for_a_while, "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    first, second = added_on_day(older, 1, env), added_on_day(for_a_while, 2, env)
     assert "supersedes" not in second, second
-    found = [r for r in run_mem("verify", "--now", "2026-05-03T00:00:00Z", env=env).records
-             if r.get("finding") == "contradiction"]
-    assert [(r["id"], r["other"]) for r in found] == [(second["id"], first["id"])]
+    assert open_contradictions("--now", "2026-05-03T00:00:00Z", env=env) == [(second["id"], first["id"])]
     hits = [h["id"] for h in run_mem("search", "how many days does GridPulse keep in hot storage?", "--now",
                                      "2026-05-03T00:00:00Z", env=env).records]
     assert hits.index(second["id"]) < hits.index(first["id"])
@@ -982,8 +976,7 @@ def test_an_old_value_named_about_a_sibling_is_none_of_the_older_s(older: str, n
 
 def test_the_same_change_of_the_same_subject_still_replaces_its_old_value() -> None:
     env = {"MEM_EMBEDDER": "minilm"}
-    older = run_mem("add", "LearnLoop's K-12 tenant uses Google SSO; students sign in with their school Google accounts.",
-                    "--now", "2026-05-01T09:00:00Z", env=env).records[0]
-    newer = run_mem("add", "LearnLoop's K-12 tenant replaced Google SSO with Clever over the summer.",
-                    "--now", "2026-05-02T09:00:00Z", env=env).records[0]
+    older = added_on_day("LearnLoop's K-12 tenant uses Google SSO; students sign in with their school Google accounts.",
+                         1, env)
+    newer = added_on_day("LearnLoop's K-12 tenant replaced Google SSO with Clever over the summer.", 2, env)
     assert newer.get("supersedes") == [older["id"]]

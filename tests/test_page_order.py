@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mem.records import Hit, Memory
 from mem.score import page_order
-from tests.conftest import jsonl, run_mem
+from tests.conftest import jsonl, open_contradictions, run_mem
 from tests.tty import run_tty
 
 
@@ -202,9 +202,8 @@ def test_a_correction_contradicting_two_older_memories_stays_above_both() -> Non
                {"text": "Event sampling in prod is 0.25 now; ClickHouse got two more shards so we can afford to keep a "
                         "quarter of events.", "scope": "t", "created_at": "2028-04-27T09:00:00Z"}]
     sampled, lands, now = (r["id"] for r in run_mem("add", "-", input=jsonl(*records), env=MINILM).records)
-    open_edges = [r for r in run_mem("verify", "--scope", "t", "--now", "2028-05-01T00:00:00Z", env=MINILM).records
-                  if r.get("finding") == "contradiction"]
-    assert {(r["id"], r["other"]) for r in open_edges} == {(now, sampled), (now, lands)}
+    assert set(open_contradictions("--scope", "t", "--now", "2028-05-01T00:00:00Z", env=MINILM)) == {(now, sampled),
+                                                                                                     (now, lands)}
     hits = run_mem("search", "how much telemetry is sampled in production", "--json", "--scope", "t",
                    "--now", "2028-05-01T00:00:00Z", env=MINILM).records
     assert [h["id"] for h in hits] == [now, sampled, lands]
@@ -225,9 +224,7 @@ def test_a_later_ordering_step_never_undoes_an_open_contradiction() -> None:
         {"text": "Two-tower retrain cadence: every Monday at 03:00 UTC; the Thursday run was dropped after the compute "
                  "review.", "created_at": "2034-09-26T09:00:00Z", "scope": "r"}]
     weekly, nightly, twice, monday = (r["id"] for r in run_mem("add", "-", input=jsonl(*records), env=MINILM).records)
-    open_edges = {(r["id"], r["other"]) for r in run_mem("verify", "--scope", "r", "--now", "2034-10-01T00:00:00Z",
-                                                         env=MINILM).records if r.get("finding") == "contradiction"}
-    assert (monday, twice) in open_edges
+    assert (monday, twice) in open_contradictions("--scope", "r", "--now", "2034-10-01T00:00:00Z", env=MINILM)
     hits = run_mem("search", "do we still retrain recs every night", "--json", "--scope", "r",
                    "--now", "2034-10-01T00:00:00Z", env=MINILM).records
     ids = [h["id"] for h in hits]

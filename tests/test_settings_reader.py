@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mem.enrich.lexicon import UNITS
+from mem.enrich.lexicon import TOKEN_SYNONYMS, UNITS
 from mem.enrich.settings import _settings
 
 units = st.sampled_from(sorted(u for u in UNITS if u.isalpha()))
@@ -73,3 +73,12 @@ def test_a_number_in_scientific_notation_is_read_as_its_value(mantissa: int, exp
     read = _numerals(f"the learning rate is {written} now")
     assert float(read.split()[-2]) == pytest.approx(value, rel=1e-9, abs=1e-12)
     assert _numerals(f"tag v{written}x stays") == f"tag v{written}x stays"  # inside a word: no number
+
+
+@pytest.mark.parametrize("short,full", sorted(TOKEN_SYNONYMS.items()))
+def test_an_abbreviation_is_read_as_the_word_it_shortens(short: str, full: str) -> None:
+    """Every abbreviation of the table ("prod", "repo", "infra", "docs", "perf", ...) folds as its word does, so a slot
+    named either way is one slot (the README's list; ``settings._fold``)."""
+    from mem.enrich.settings import _fold
+
+    assert _fold(short) == _fold(full)

@@ -42,9 +42,9 @@ from functools import lru_cache
 from mem.enrich.lexicon import ARTICLES, CHANGE_HEADS, CHANGE_MARKERS, CHANGE_VERBS, FUNCTION_WORDS, UNITS, UNREALISED
 # the settings a text states and the words they are read in (``settings``): what a correction's values and slot are made of
 from mem.enrich.settings import (_CHANGE_STEMS, _NUM_UNIT, _PARTS, _RUNS, _SENTENCE_END, PLAIN, QUANTITY_WINDOW, Setting,
-                                 _content, _fold, _inflections, _number, _numerals, _parts_of, _placed, _rival,
-                                 _sentence_of, _sentences, _settings, _show, _slot, quantity, spellings, typed, words,
-                                 _CASED_WORD, _phrase)
+                                 _CASED_WORD, _content, _fold, _inflections, _number, _numerals, _parts_of, _phrase,
+                                 _placed, _rival, _sentence_of, _sentences, _settings, _show, _slot, quantity, spellings,
+                                 typed, words)
 
 __all__ = ["Reading", "Value", "corrects", "lookup_terms", "quantity", "read", "related", "typed"]
 
@@ -432,6 +432,7 @@ def _succeeded(person: Value, reading: "Reading", older_text: str) -> bool:
 SENTENCE_QUALIFIERS = True  # ``_relation`` reads qualifiers in the values' sentences, each head nearest its value
 DEFAULT_IS_GENERAL = True  # a newer setting of "the default X" is no change of a specific X's (``_relation``)
 QUALIFIER_PARTS = True  # a compound qualifier is told only by all its parts (``_qualifies``)
+VALUE_SLOTS = True  # an old value named about a sibling of the older's subject is none of its values (``_about_apart``)
 IDENT_SLOT = True  # what a person who moved on held, named with a separator, counts as two slot words (``corrects``)
 NAMED_VERBS = True  # a capitalised word inside a sentence is a name, even one spelled as a verb ("the *Switch* build")
 SIBLINGS = True  # settings each side qualifies after its value by a word of its own are two siblings' (``_rivals``)
@@ -508,6 +509,7 @@ def _about_apart(value: Value, newer_text: str, older_text: str) -> bool:
     return _qualified_apart(mine, theirs, my_near, their_near)
 
 
+@lru_cache(maxsize=4096)  # the newer's side is the same for each older it is weighed against
 def _before(value: Value, text: str) -> tuple[tuple[str, ...], frozenset[str]] | None:
     """The content words of ``value``'s sentence in ``text`` before it (``_phrase``), and the text's words (a
     qualifier the other names anywhere in the text tells it: "BigQuery exports" / "BigQuery ...; the daily export")."""
@@ -516,8 +518,6 @@ def _before(value: Value, text: str) -> tuple[tuple[str, ...], frozenset[str]] |
         return None
     return _phrase(_CASED_WORD.findall(text[_sentence_of(text, found.start()):found.start()])), _facts(text)[2]
 
-
-VALUE_SLOTS = True  # an old value named about a sibling of the older's subject is none of its values (``_about_apart``)
 
 
 def _place(side: tuple[str, ...], head: str) -> int:

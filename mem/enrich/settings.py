@@ -58,8 +58,7 @@ def _numerals(text: str) -> str:
     'lr = 0.0003, then 0.00001; 2500 rows'
     """
     text = _DEGREES.sub(" degc", _THOUSANDS.sub("", text))
-    if "e" in text or "E" in text:  # "3e-4" is a number: 0.0003
-        text = _SCIENTIFIC.sub(lambda m: format(Decimal(m[0]), "f"), text)
+    text = _SCIENTIFIC.sub(lambda m: format(Decimal(m[0]), "f"), text)  # "3e-4" is a number: 0.0003
     if PREFILTER and text.isascii() and _COUNT_FIRST.isdisjoint(_RUNS.findall(text.lower())):
         return text  # no number word at all (a word of another script may match one without its case)
     text = _PHRASE.sub(lambda m: _PHRASED[" ".join(m[1].lower().split())], text)
